@@ -1,0 +1,95 @@
+"""The ``configctl`` entry point: a click group whose subcommands load lazily.
+
+Subcommands are imported only when invoked, so ``configctl --help`` and the write path
+never pay for pyspark (the audit) or the listener machinery.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import click
+
+from configctl import __version__
+from configctl.cli.options import global_options
+from configctl.errors import EXIT_CODES, ConfigctlError
+
+# command name -> "module:attribute"; the module is imported on first use only.
+_COMMANDS: dict[str, str] = {
+    "alter": "configctl.cli.alter:alter",
+    "describe": "configctl.cli.describe:describe",
+    "zk": "configctl.cli.zk:zk",
+    "listener": "configctl.cli.listener:listener",
+    "audit": "configctl.cli.audit:audit",
+    "plan": "configctl.cli.desired:plan",
+    "apply": "configctl.cli.desired:apply",
+    "export": "configctl.cli.desired:export",
+    "history": "configctl.cli.history:history",
+    "rollback": "configctl.cli.history:rollback",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that resolves its commands from :data:`_COMMANDS` on demand."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in _COMMANDS if _available(name))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                return None
+            raise
+        return getattr(module, attr)
+
+
+def _available(name: str) -> bool:
+    module_name = _COMMANDS[name].split(":")[0]
+    return importlib.util.find_spec(module_name) is not None
+
+
+_EPILOG = "Exit status: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()) + "."
+
+
+@click.group(cls=LazyGroup, epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="configctl")
+@global_options
+def cli() -> None:
+    """Validated, atomic dynamic configuration for Kafka-style broker fleets.
+
+    Writes configs and change notifications to ZooKeeper exactly as kafka-configs.sh does,
+    runs the broker-side listener, and audits the fleet for drift with Spark.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; every :class:`ConfigctlError` becomes one line on stderr and its exit status."""
+    try:
+        cli.main(args=argv, prog_name="configctl", standalone_mode=False)
+    except ConfigctlError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(f"error: {_one_line(exc.format_message())}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(0)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

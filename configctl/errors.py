@@ -1,0 +1,78 @@
+"""Errors the user can act on, each with its documented exit status.
+
+Every failure that reaches the command line is one of these; the CLI prints
+``error: <message>`` on one line and exits with ``exit_code``. Anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class ConfigctlError(Exception):
+    """Base class: a one-line, user-facing message and an exit status."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidInput(ConfigctlError):
+    """The input (entity name, config key or value, file) is wrong. Nothing was written."""
+
+    exit_code = 1
+
+
+class ValidationFailed(InvalidInput):
+    """A config change fails the schema; carries every problem, not just the first."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        joined = "; ".join(self.problems)
+        super().__init__(f"invalid config: {joined}" if len(self.problems) == 1 else
+                         f"{len(self.problems)} problems: {joined}")
+
+
+class ZooKeeperUnavailable(ConfigctlError):
+    """ZooKeeper could not be reached (or the session was lost) before the write committed."""
+
+    exit_code = 3
+
+
+class PermissionDenied(ConfigctlError):
+    """ZooKeeper refused the operation (ACL or authentication)."""
+
+    exit_code = 4
+
+
+class Conflict(ConfigctlError):
+    """The stored state moved under us: ``--if-version`` mismatch, retries exhausted, or a stale plan."""
+
+    exit_code = 5
+
+
+class NotFound(ConfigctlError):
+    """The thing asked for does not exist (history version, running server, entity)."""
+
+    exit_code = 6
+
+
+class EnvironmentProblem(ConfigctlError):
+    """The machine cannot do what was asked: no Java, a busy port, missing ZooKeeper jars."""
+
+    exit_code = 7
+
+
+EXIT_CODES = {
+    0: "success (plan: no changes)",
+    1: "invalid input: bad entity, key, value or file; nothing was written",
+    2: "command-line usage error (click); plan: there are changes",
+    3: "ZooKeeper unreachable or session lost; nothing was written",
+    4: "permission denied by ZooKeeper ACLs or authentication",
+    5: "conflict: version check failed, retries exhausted, or state moved since the plan",
+    6: "not found",
+    7: "environment problem: Java missing, port busy, ZooKeeper jars not found",
+}
