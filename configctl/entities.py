@@ -87,7 +87,9 @@ def validate_name(entity_type: EntityType, name: str) -> None:
     """Raise :class:`InvalidInput` if ``name`` cannot name an entity of ``entity_type``."""
     if name == DEFAULT:
         if not entity_type.has_default:
-            raise InvalidInput("topics have no <default> entity; broker defaults live under brokers/<default>")
+            raise InvalidInput(
+                "topics have no <default> entity; broker defaults live under brokers/<default>"
+            )
         return
     if entity_type is EntityType.TOPICS:
         validate_topic_name(name)
@@ -140,7 +142,9 @@ class Entity:
                 _stored_to_plain(EntityType.USERS, parts[1]),
                 _stored_to_plain(EntityType.CLIENTS, parts[3]),
             )
-        raise InvalidInput(f"{path!r} is not an entity path (expected <type>/<name> or users/<u>/clients/<c>)")
+        raise InvalidInput(
+            f"{path!r} is not an entity path (expected <type>/<name> or users/<u>/clients/<c>)"
+        )
 
     @property
     def is_default(self) -> bool:
@@ -166,7 +170,11 @@ class Entity:
     @property
     def display(self) -> str:
         """A human label: ``user 'User:alice' client 'app1'``."""
-        label = f"{self.type.value[:-1]} {self.name!r}" if self.name != DEFAULT else f"default {self.type.value[:-1]}"
+        label = (
+            f"{self.type.value[:-1]} {self.name!r}"
+            if self.name != DEFAULT
+            else f"default {self.type.value[:-1]}"
+        )
         if self.client is not None:
             label += f", client {self.client!r}" if self.client != DEFAULT else ", default client"
         return label

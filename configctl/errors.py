@@ -32,8 +32,11 @@ class ValidationFailed(InvalidInput):
     def __init__(self, problems: list[str]) -> None:
         self.problems = list(problems)
         joined = "; ".join(self.problems)
-        super().__init__(f"invalid config: {joined}" if len(self.problems) == 1 else
-                         f"{len(self.problems)} problems: {joined}")
+        super().__init__(
+            f"invalid config: {joined}"
+            if len(self.problems) == 1
+            else f"{len(self.problems)} problems: {joined}"
+        )
 
 
 class ZooKeeperUnavailable(ConfigctlError):

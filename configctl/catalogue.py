@@ -1,0 +1,140 @@
+"""What configctl knows about each config key, read from the committed ``schemas/``.
+
+The schemas are the single source of facts: validation runs them through jsonschema, and
+this module exposes their ``x-`` annotations (Kafka type, default, update mode, synonyms,
+sensitivity) as small frozen records for precedence, masking and rendering. Loaded once per
+process and cached; pure otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from configctl.entities import EntityType
+
+LISTENER_PREFIX = "listener.name."
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One known config key of one entity type."""
+
+    name: str
+    entity_type: EntityType
+    kafka_type: str
+    default: str | None
+    sensitive: bool
+    importance: str | None = None
+    update_mode: str | None = None
+    synonyms: tuple[str, ...] = ()
+    broker_synonyms: tuple[tuple[str, str], ...] = ()
+    dynamic_only: bool = False
+
+    @property
+    def read_only(self) -> bool:
+        return self.update_mode == "read-only"
+
+    @property
+    def per_broker(self) -> bool:
+        return self.update_mode == "per-broker"
+
+
+def schemas_dir() -> Path:
+    """Where the schemas live: inside the installed wheel, else the source checkout's ``schemas/``."""
+    packaged = Path(__file__).with_name("_schemas")
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "schemas"
+
+
+@cache
+def schema(entity_type: EntityType) -> Mapping[str, Any]:
+    """The raw JSON Schema document for an entity type."""
+    path = schemas_dir() / f"{EntityType(entity_type).value}.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
+def keys(entity_type: EntityType) -> Mapping[str, ConfigKey]:
+    """Every known key of an entity type, by name."""
+    etype = EntityType(entity_type)
+    result = {}
+    for name, prop in schema(etype)["properties"].items():
+        result[name] = ConfigKey(
+            name=name,
+            entity_type=etype,
+            kafka_type=prop["x-kafka-type"],
+            default=prop.get("x-default"),
+            sensitive=bool(prop.get("x-sensitive")),
+            importance=prop.get("x-importance"),
+            update_mode=prop.get("x-update-mode"),
+            synonyms=tuple(prop.get("x-synonyms") or ()),
+            broker_synonyms=tuple((n, c) for n, c in prop.get("x-broker-synonyms") or ()),
+            dynamic_only=bool(prop.get("x-dynamic-only")),
+        )
+    return MappingProxyType(result)
+
+
+def split_listener_prefix(name: str) -> tuple[str | None, str]:
+    """``listener.name.internal.ssl.keystore.location`` -> (``internal``, ``ssl.keystore.location``).
+
+    Also strips a SASL mechanism segment (``listener.name.l.plain.sasl.jaas.config``) when the
+    remainder is one of Kafka's per-mechanism configs. Unprefixed names return (None, name).
+    """
+    if not name.startswith(LISTENER_PREFIX):
+        return None, name
+    rest = name[len(LISTENER_PREFIX) :]
+    listener, _, config = rest.partition(".")
+    if not listener or not config:
+        return None, name
+    mechanism_configs = schema(EntityType.BROKERS).get("x-listener-mechanism-configs", [])
+    _mechanism, _, after = config.partition(".")
+    if after in mechanism_configs and config not in keys(EntityType.BROKERS):
+        return listener, after
+    return listener, config
+
+
+def lookup(entity_type: EntityType, name: str) -> ConfigKey | None:
+    """The facts for ``name``; a listener-prefixed broker key answers with its base key's facts."""
+    table = keys(entity_type)
+    if name in table:
+        return table[name]
+    if EntityType(entity_type) is EntityType.BROKERS:
+        listener, base = split_listener_prefix(name)
+        if listener is not None and base in table:
+            return table[base]
+    return None
+
+
+def is_sensitive(entity_type: EntityType, name: str) -> bool:
+    """Password configs (brokers) and SCRAM credentials (users) never leave configctl in the clear.
+
+    Unknown broker keys whose names end like a password config (Kafka's rule for custom
+    listener configs) count as sensitive too.
+    """
+    found = lookup(entity_type, name)
+    if found is not None:
+        return found.sensitive
+    if EntityType(entity_type) is EntityType.BROKERS:
+        suffixes = schema(EntityType.BROKERS).get("x-password-config-suffixes", [])
+        return any(name.endswith(suffix) for suffix in suffixes)
+    return False
+
+
+def custom_keys_allowed(entity_type: EntityType) -> bool:
+    return bool(schema(entity_type).get("x-custom-keys-allowed"))
+
+
+def quota_precedence() -> tuple[str, ...]:
+    """The 8 quota levels, most specific first, as path templates."""
+    return tuple(schema(EntityType.USERS)["x-quota-precedence"])
+
+
+def known_names(entity_type: EntityType) -> tuple[str, ...]:
+    return tuple(keys(entity_type))
