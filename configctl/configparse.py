@@ -1,0 +1,158 @@
+"""What an operator types: ``--add-config``, ``--delete-config`` and ``--add-config-file``.
+
+Scripts written for ``kafka-configs.sh`` must keep working, so :func:`parse_add_config` follows
+Kafka 3.9's ``ConfigCommand.parseConfigsToBeAdded`` step for step (the same split patterns, Java's
+``String.split`` and ``String.trim`` semantics, every bracket removed from values, the same key
+character rule). Where Kafka silently does something surprising (a key given twice, brackets that
+do not pair up, an empty key) we stop with a one-line error instead, because guessing would write
+a config the operator did not mean. The only I/O is reading a properties file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+import javaproperties
+
+from configctl.errors import InvalidInput
+
+# Kafka's lookahead: "not inside [...]" = no ']' before the next '[' or the end of the text.
+# It is only correct for balanced, unnested brackets, which _check_brackets guarantees first.
+_OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
+# Java's \s is ASCII-only; Python's would also match Unicode spaces.
+_JAVA_SPACE = r"[ \t\n\x0b\f\r]"
+_ENTRY_SPLIT = re.compile("," + _OUTSIDE_BRACKETS)
+_KEY_VALUE_SPLIT = re.compile(_JAVA_SPACE + "*=" + _JAVA_SPACE + "*" + _OUTSIDE_BRACKETS)
+_KEY_RE = re.compile(r"[a-zA-Z0-9._-]+")
+# Java's String.trim() removes every character up to U+0020, not Unicode whitespace.
+_JAVA_TRIM_CHARS = "".join(chr(c) for c in range(0x21))
+
+
+def java_trim(text: str) -> str:
+    """``String.trim()``: strip characters <= U+0020 at both ends (and nothing else)."""
+    return text.strip(_JAVA_TRIM_CHARS)
+
+
+def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:
+    """``String.split(regex)`` with limit 0: trailing empty strings are dropped."""
+    parts = pattern.split(text)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def _check_brackets(text: str) -> None:
+    depth = 0
+    for ch in text:
+        if ch == "[":
+            if depth:
+                raise InvalidInput(
+                    f"nested brackets in --add-config {text!r}: a [...] list cannot contain '['"
+                )
+            depth = 1
+        elif ch == "]":
+            if not depth:
+                raise InvalidInput(f"unbalanced brackets in --add-config {text!r}: ']' without '['")
+            depth = 0
+    if depth:
+        raise InvalidInput(f"unbalanced brackets in --add-config {text!r}: '[' is never closed")
+
+
+def validate_config_key(key: str) -> None:
+    """Kafka's ``validatePropsKey``: a config name is ``[a-zA-Z0-9._-]``, and (our rule) not empty."""
+    if not key:
+        raise InvalidInput("empty config name: every entry must be key=value")
+    if not _KEY_RE.fullmatch(key):
+        raise InvalidInput(
+            f"invalid character in config name {key!r}: only ASCII letters, digits, '.', '_' and '-' are allowed"
+        )
+
+
+def parse_add_config(text: str) -> dict[str, str]:
+    """Parse ``--add-config 'k=v,k2=[a,b],k3='`` into ``{"k": "v", "k2": "a,b", "k3": ""}``.
+
+    Entries are split on commas outside ``[...]``; each entry on the first-level ``=`` (spaces
+    around it dropped, an empty value allowed); keys and values are trimmed; and, as in Kafka,
+    *every* ``[`` and ``]`` is removed from the value, so brackets only group, they never survive.
+    A trailing comma is ignored, as Java's ``split`` ignores it.
+    """
+    if not text or not java_trim(text):
+        raise InvalidInput("--add-config is empty: expected key=value[,key=value...]")
+    _check_brackets(text)
+    entries = _java_split(_ENTRY_SPLIT, text)
+    if not entries:
+        raise InvalidInput(f"--add-config {text!r} holds no key=value entries")
+    result: dict[str, str] = {}
+    for entry in entries:
+        pair = _KEY_VALUE_SPLIT.split(entry)  # limit -1: the trailing empty value is kept
+        if len(pair) != 2:
+            raise InvalidInput(f'invalid --add-config entry "{entry}": expected key=value')
+        key = java_trim(pair[0])
+        value = java_trim(pair[1].replace("[", "").replace("]", ""))
+        if not key:
+            raise InvalidInput(f'invalid --add-config entry "{entry}": the config name is empty')
+        validate_config_key(key)
+        if key in result:
+            raise InvalidInput(f"--add-config sets {key} more than once")
+        result[key] = value
+    return result
+
+
+def parse_delete_config(text: str) -> list[str]:
+    """Parse ``--delete-config k1,k2``: names in order, trimmed; empty pieces are skipped as Kafka does."""
+    names = [name for name in (java_trim(part) for part in (text or "").split(",")) if name]
+    if not names:
+        raise InvalidInput("--delete-config is empty: expected name[,name...]")
+    seen: set[str] = set()
+    for name in names:
+        validate_config_key(name)
+        if name in seen:
+            raise InvalidInput(f"--delete-config names {name} more than once")
+        seen.add(name)
+    return names
+
+
+def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read a Java ``.properties`` file (``=``, ``:`` or space separators, ``#``/``!`` comments,
+    line continuations, ``\\uXXXX`` escapes); a key given twice keeps the last value, as in Java.
+
+    The file is read as UTF-8 (a leading BOM is skipped). Kafka's ``Utils.loadProps`` reads
+    ISO-8859-1, so the two agree on every ASCII file (non-ASCII written as ``\\uXXXX``), and a
+    UTF-8 file with accents means what its author saw instead of turning into mojibake.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        raise InvalidInput(f"properties file {name}: no such file") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"properties file {name}: is a directory") from None
+    except PermissionError:
+        raise InvalidInput(f"properties file {name}: permission denied") from None
+    except OSError as exc:
+        raise InvalidInput(f"properties file {name}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"properties file {name} is not UTF-8 (byte {exc.start}); write non-ASCII characters as \\uXXXX"
+        ) from None
+    try:
+        return dict(javaproperties.loads(text))
+    except ValueError as exc:  # InvalidUEscapeError and friends
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidInput(f"properties file {name} is malformed: {reason}") from None
+
+
+def merge_added(file_props: Mapping[str, str], cli_props: Mapping[str, str]) -> dict[str, str]:
+    """Combine ``--add-config-file`` and ``--add-config``; the command line wins on a shared key (as Kafka).
+
+    Every resulting key must pass :func:`validate_config_key`, which Kafka applies to both sources.
+    """
+    merged = {**file_props, **cli_props}
+    for key in merged:
+        validate_config_key(key)
+    return merged

@@ -1,0 +1,453 @@
+"""Secrets in dynamic config: SCRAM credentials, encrypted broker passwords, and masking.
+
+Three things a ZooKeeper-mode Kafka cluster keeps in ``/config`` must be produced bit-compatibly:
+
+* SCRAM credentials under ``users/<user>`` (``SCRAM-SHA-256=salt=...,stored_key=...``), computed as
+  Kafka's ``ScramFormatter`` does (RFC 5802), so brokers authenticate the user;
+* sensitive per-broker configs (``ssl.keystore.password`` ...), encrypted as Kafka's
+  ``EncryptingPasswordEncoder`` does, so a broker with the same ``password.encoder.secret``
+  decrypts them;
+* masked or digested values for display and snapshots, so secrets never leak but drift stays visible.
+
+Pure functions; the only randomness is salts and IVs from :mod:`secrets`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import secrets as _random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import padding
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from configctl.errors import InvalidInput
+
+# -- SCRAM ----------------------------------------------------------------------------------------
+
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
+MIN_ITERATIONS = 4096
+MAX_ITERATIONS = 16384
+DEFAULT_ITERATIONS = 4096
+
+# What kafka-configs.sh accepts after its bracket removal. Java's '.' stops at any line terminator.
+_SCRAM_SPEC_RE = re.compile(r"(?:iterations=([0-9]*),)?password=([^\n\r\u0085\u2028\u2029]*)")
+_SCRAM_FIELDS = ("salt", "stored_key", "server_key", "iterations")
+_SCRAM_SALT_BITS = 130  # ScramFormatter.secureRandomBytes: new BigInteger(130, random) in base 36
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def is_scram_mechanism(name: str) -> bool:
+    """True for the config keys that hold SCRAM credentials (``SCRAM-SHA-256``, ``SCRAM-SHA-512``)."""
+    return name in SCRAM_MECHANISMS
+
+
+def _hash_name(mechanism: str) -> str:
+    try:
+        return SCRAM_MECHANISMS[mechanism]
+    except KeyError:
+        known = ", ".join(SCRAM_MECHANISMS)
+        raise InvalidInput(f"unknown SCRAM mechanism {mechanism!r} (expected one of: {known})") from None
+
+
+def parse_scram_spec(mechanism: str, spec: str) -> tuple[str, int]:
+    """Read what an operator gives for a SCRAM key: ``[iterations=N,]password=SECRET`` -> (password, N).
+
+    The password never appears in an error message: it may be right even when the rest is not.
+    """
+    _hash_name(mechanism)
+    match = _SCRAM_SPEC_RE.fullmatch(spec)
+    if not match:
+        raise InvalidInput(f"invalid {mechanism} value: expected [iterations=N,]password=SECRET")
+    digits, password = match.groups()
+    if digits is None:
+        iterations = DEFAULT_ITERATIONS
+    elif not digits:
+        raise InvalidInput(f"invalid {mechanism} value: iterations= needs a number")
+    else:
+        iterations = int(digits)
+    if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+        raise InvalidInput(
+            f"{mechanism} iterations {iterations} is outside the allowed range {MIN_ITERATIONS}..{MAX_ITERATIONS}"
+        )
+    if not password:
+        raise InvalidInput(f"{mechanism} password must not be empty")
+    return password, iterations
+
+
+def _scram_salt() -> bytes:
+    """Kafka's salt: the UTF-8 text of a random 130-bit number written in base 36."""
+    number = _random.randbits(_SCRAM_SALT_BITS)
+    digits = ""
+    while True:
+        number, rest = divmod(number, 36)
+        digits = _BASE36[rest] + digits
+        if not number:
+            return digits.encode("ascii")
+
+
+def _password_bytes(password: str, what: str) -> bytes:
+    try:
+        return password.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{what} contains characters that cannot be encoded as UTF-8") from None
+
+
+def _scram_keys(hash_name: str, password: bytes, salt: bytes, iterations: int) -> tuple[bytes, bytes]:
+    """RFC 5802: (StoredKey, ServerKey) from the password, salt and iteration count."""
+    salted = hashlib.pbkdf2_hmac(hash_name, password, salt, iterations)  # dklen = hash length
+    client_key = hmac.digest(salted, b"Client Key", hash_name)
+    stored_key = hashlib.new(hash_name, client_key).digest()
+    server_key = hmac.digest(salted, b"Server Key", hash_name)
+    return stored_key, server_key
+
+
+@dataclass(frozen=True)
+class ScramCredential:
+    """A stored SCRAM credential (what the broker needs; the password itself is never stored)."""
+
+    salt: bytes
+    stored_key: bytes = field(repr=False)
+    server_key: bytes = field(repr=False)
+    iterations: int
+
+    def to_config_value(self) -> str:
+        """Kafka's ``ScramCredentialUtils.credentialToString`` form."""
+        b64 = base64.b64encode
+        return (
+            f"salt={b64(self.salt).decode()},stored_key={b64(self.stored_key).decode()},"
+            f"server_key={b64(self.server_key).decode()},iterations={self.iterations}"
+        )
+
+
+def scram_credential(
+    mechanism: str, password: str, iterations: int = DEFAULT_ITERATIONS, *, salt: bytes | None = None
+) -> str:
+    """The value Kafka stores for a SCRAM mechanism key: ``salt=..,stored_key=..,server_key=..,iterations=N``.
+
+    ``salt`` is for tests and reproducible fixtures; leave it out in real use.
+    """
+    hash_name = _hash_name(mechanism)
+    if isinstance(iterations, bool) or not isinstance(iterations, int):
+        raise InvalidInput(f"{mechanism} iterations must be an integer")
+    if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+        raise InvalidInput(
+            f"{mechanism} iterations {iterations} is outside the allowed range {MIN_ITERATIONS}..{MAX_ITERATIONS}"
+        )
+    if not password:
+        raise InvalidInput(f"{mechanism} password must not be empty")
+    salt = _scram_salt() if salt is None else bytes(salt)
+    stored_key, server_key = _scram_keys(
+        hash_name, _password_bytes(password, f"{mechanism} password"), salt, iterations
+    )
+    return ScramCredential(salt, stored_key, server_key, iterations).to_config_value()
+
+
+def scram_config_value(mechanism: str, spec: str) -> str:
+    """What ``--add-config 'SCRAM-SHA-256=[iterations=8192,password=...]'`` stores (Kafka's ``scramCredential``)."""
+    password, iterations = parse_scram_spec(mechanism, spec)
+    return scram_credential(mechanism, password, iterations)
+
+
+def _b64decode(text: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidInput(f"{what} is not valid Base64") from None
+
+
+def parse_scram_credential(value: str) -> ScramCredential:
+    """Read a stored credential strictly: exactly ``salt``, ``stored_key``, ``server_key``, ``iterations``."""
+    fields: dict[str, str] = {}
+    for token in value.split(","):
+        key, sep, val = token.partition("=")
+        if not sep:
+            raise InvalidInput(f"SCRAM credential: {key!r} is not key=value")
+        if key not in _SCRAM_FIELDS:
+            raise InvalidInput(f"SCRAM credential: unexpected field {key!r}")
+        if key in fields:
+            raise InvalidInput(f"SCRAM credential: field {key!r} appears twice")
+        fields[key] = val
+    missing = [name for name in _SCRAM_FIELDS if name not in fields]
+    if missing:
+        raise InvalidInput(f"SCRAM credential: missing {', '.join(missing)}")
+    if not re.fullmatch(r"[0-9]{1,9}", fields["iterations"]) or int(fields["iterations"]) < 1:
+        raise InvalidInput(f"SCRAM credential: iterations {fields['iterations']!r} is not a positive integer")
+    return ScramCredential(
+        salt=_b64decode(fields["salt"], "SCRAM credential salt"),
+        stored_key=_b64decode(fields["stored_key"], "SCRAM credential stored_key"),
+        server_key=_b64decode(fields["server_key"], "SCRAM credential server_key"),
+        iterations=int(fields["iterations"]),
+    )
+
+
+def verify_scram_password(mechanism: str, credential: str, password: str) -> bool:
+    """Would a broker holding ``credential`` accept ``password``? (Constant-time comparison.)"""
+    hash_name = _hash_name(mechanism)
+    parsed = parse_scram_credential(credential)
+    stored_key, server_key = _scram_keys(
+        hash_name, _password_bytes(password, "password"), parsed.salt, parsed.iterations
+    )
+    # Evaluate both comparisons: no early exit that would reveal which key differed.
+    same_stored = hmac.compare_digest(stored_key, parsed.stored_key)
+    same_server = hmac.compare_digest(server_key, parsed.server_key)
+    return same_stored and same_server
+
+
+# -- password.encoder: encrypted broker passwords -------------------------------------------------
+
+# Java's SecretKeyFactory names for PBKDF2 -> hashlib names. Kafka defaults to SHA512 and falls back
+# to SHA1 when SHA512 is unavailable, so values written with either must decrypt.
+_KEY_FACTORIES = {
+    "PBKDF2WithHmacSHA1": "sha1",
+    "PBKDF2WithHmacSHA224": "sha224",
+    "PBKDF2WithHmacSHA256": "sha256",
+    "PBKDF2WithHmacSHA384": "sha384",
+    "PBKDF2WithHmacSHA512": "sha512",
+}
+CBC = "AES/CBC/PKCS5Padding"
+GCM = "AES/GCM/NoPadding"
+_CIPHERS = (CBC, GCM)
+_KEY_LENGTHS = (128, 192, 256)
+_GCM_TAG_LENGTHS = (128, 120, 112, 104, 96, 64, 32)  # what Java's GCMParameterSpec accepts
+_SALT_BYTES = 256  # EncryptingPasswordEncoder: new byte[256]
+_IV_BYTES = {CBC: 16, GCM: 12}  # what Java's Cipher.init generates for each mode
+_GCM_TAG_BITS = 128
+# Kafka's password.encoder.iterations is at least 1024 and has no upper bound; we refuse absurd counts
+# so that a tampered value cannot keep the tool busy for minutes.
+_MIN_ENCODER_ITERATIONS = 1024
+_MAX_ENCODER_ITERATIONS = 1_000_000
+
+
+def _java_length(text: str) -> int:
+    """``String.length()``: UTF-16 code units (a character outside the BMP counts twice)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+class _Corrupt(Exception):
+    """Internal: the encoded value cannot be decrypted; the detail goes into the one-line error."""
+
+
+class PasswordEncoder:
+    """Kafka's ``EncryptingPasswordEncoder`` for ``password.encoder.secret``.
+
+    The encoded form is Kafka's comma-separated ``key:value`` map, which carries every parameter
+    needed to decrypt (key factory, cipher, key length, salt, iterations, IV), so a value written
+    with one setting still decrypts after the defaults change; the constructor's settings only
+    govern :meth:`encode`.
+    """
+
+    def __init__(
+        self,
+        secret: str,
+        *,
+        cipher_algorithm: str = CBC,
+        key_length: int = 128,
+        iterations: int = 4096,
+        key_factory_algorithm: str = "PBKDF2WithHmacSHA512",
+    ) -> None:
+        if not secret:
+            raise InvalidInput("password.encoder.secret must not be empty")
+        self._secret = _password_bytes(secret, "password.encoder.secret")
+        if cipher_algorithm not in _CIPHERS:
+            raise InvalidInput(
+                f"unsupported password.encoder.cipher.algorithm {cipher_algorithm!r} (expected {CBC} or {GCM})"
+            )
+        if key_length not in _KEY_LENGTHS:
+            raise InvalidInput(f"password.encoder.key.length {key_length} must be 128, 192 or 256 for AES")
+        if (
+            isinstance(iterations, bool)
+            or not isinstance(iterations, int)
+            or not _MIN_ENCODER_ITERATIONS <= iterations <= _MAX_ENCODER_ITERATIONS
+        ):
+            raise InvalidInput(
+                f"password.encoder.iterations {iterations!r} must be an integer in "
+                f"{_MIN_ENCODER_ITERATIONS}..{_MAX_ENCODER_ITERATIONS}"
+            )
+        if key_factory_algorithm not in _KEY_FACTORIES:
+            known = ", ".join(_KEY_FACTORIES)
+            raise InvalidInput(
+                f"unsupported password.encoder.keyfactory.algorithm {key_factory_algorithm!r} (expected one of: {known})"
+            )
+        self.cipher_algorithm = cipher_algorithm
+        self.key_length = key_length
+        self.iterations = iterations
+        self.key_factory_algorithm = key_factory_algorithm
+
+    def __repr__(self) -> str:  # never show the secret
+        return (
+            f"PasswordEncoder(cipher_algorithm={self.cipher_algorithm!r}, key_length={self.key_length}, "
+            f"iterations={self.iterations}, key_factory_algorithm={self.key_factory_algorithm!r})"
+        )
+
+    def _key(self, factory: str, salt: bytes, iterations: int, key_length: int) -> bytes:
+        return hashlib.pbkdf2_hmac(_KEY_FACTORIES[factory], self._secret, salt, iterations, key_length // 8)
+
+    def encode(self, password: str) -> str:
+        """Encrypt ``password`` with a fresh random salt and IV."""
+        return self._encode_with(
+            password,
+            salt=_random.token_bytes(_SALT_BYTES),
+            iv=_random.token_bytes(_IV_BYTES[self.cipher_algorithm]),
+        )
+
+    def _encode_with(self, password: str, *, salt: bytes, iv: bytes) -> str:
+        """:meth:`encode` with the random inputs supplied: the hook for known-answer tests."""
+        plaintext = _password_bytes(password, "password")
+        key = self._key(self.key_factory_algorithm, salt, self.iterations, self.key_length)
+        if self.cipher_algorithm == GCM:
+            encryptor = Cipher(algorithms.AES(key), modes.GCM(iv)).encryptor()
+            # Java's GCM output is the ciphertext with the authentication tag appended.
+            encrypted = encryptor.update(plaintext) + encryptor.finalize() + encryptor.tag
+        else:
+            padder = padding.PKCS7(algorithms.AES.block_size).padder()
+            padded = padder.update(plaintext) + padder.finalize()
+            encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+            encrypted = encryptor.update(padded) + encryptor.finalize()
+        b64 = base64.b64encode
+        fields = [
+            ("keyFactoryAlgorithm", self.key_factory_algorithm),
+            ("cipherAlgorithm", self.cipher_algorithm),
+            ("keyLength", str(self.key_length)),
+            ("salt", b64(salt).decode()),
+            ("iterations", str(self.iterations)),
+            ("encryptedPassword", b64(encrypted).decode()),
+            ("passwordLength", str(_java_length(password))),
+            ("initializationVector", b64(iv).decode()),
+        ]
+        if self.cipher_algorithm == GCM:
+            fields.append(("authenticationTagLength", str(_GCM_TAG_BITS)))
+        return ",".join(f"{name}:{value}" for name, value in fields)
+
+    def decode(self, encoded: str, *, name: str | None = None) -> str:
+        """Decrypt a value written by :meth:`encode` or by a Kafka broker / ``kafka-configs.sh``.
+
+        ``name`` (the config key) only makes the error message clearer.
+        """
+        try:
+            return self._decode(encoded)
+        except _Corrupt as exc:
+            what = name or "encoded password"
+            raise InvalidInput(
+                f"cannot decrypt {what} ({exc}): wrong password.encoder.secret or corrupt value"
+            ) from None
+
+    def _decode(self, encoded: str) -> str:
+        params = _parse_csv_map(encoded)
+        factory = params.get("keyFactoryAlgorithm", "PBKDF2WithHmacSHA512")  # Kafka's default when absent
+        if factory not in _KEY_FACTORIES:
+            raise _Corrupt(f"unsupported keyFactoryAlgorithm {factory!r}")
+        cipher_alg = _required(params, "cipherAlgorithm")
+        if cipher_alg not in _CIPHERS:
+            raise _Corrupt(f"unsupported cipherAlgorithm {cipher_alg!r}")
+        key_length = _int_field(params, "keyLength")
+        if key_length not in _KEY_LENGTHS:
+            raise _Corrupt(f"keyLength {key_length} is not an AES key length")
+        iterations = _int_field(params, "iterations")
+        if not 1 <= iterations <= _MAX_ENCODER_ITERATIONS:
+            raise _Corrupt(f"iterations {iterations} is outside 1..{_MAX_ENCODER_ITERATIONS}")
+        password_length = _int_field(params, "passwordLength")
+        salt = _b64_field(params, "salt")
+        iv = _b64_field(params, "initializationVector")
+        encrypted = _b64_field(params, "encryptedPassword")
+        if cipher_alg == GCM:
+            tag_bits = _int_field(params, "authenticationTagLength")
+            if tag_bits not in _GCM_TAG_LENGTHS:
+                raise _Corrupt(f"authenticationTagLength {tag_bits} is not a GCM tag length")
+            if not 8 <= len(iv) <= 128:  # what the cryptography library accepts for GCM
+                raise _Corrupt(f"initializationVector of {len(iv)} bytes is not usable with GCM")
+            tag_bytes = tag_bits // 8
+            if len(encrypted) < tag_bytes:
+                raise _Corrupt("encryptedPassword is shorter than its authentication tag")
+        else:
+            if len(iv) != 16:
+                raise _Corrupt(f"initializationVector must be 16 bytes for CBC, not {len(iv)}")
+            if not encrypted or len(encrypted) % 16:
+                raise _Corrupt("encryptedPassword is not a whole number of AES blocks")
+        key = self._key(factory, salt, iterations, key_length)
+        try:
+            if cipher_alg == GCM:
+                body, tag = encrypted[:-tag_bytes], encrypted[-tag_bytes:]
+                mode = modes.GCM(iv, tag, min_tag_length=tag_bytes)
+                decryptor = Cipher(algorithms.AES(key), mode).decryptor()
+                plaintext = decryptor.update(body) + decryptor.finalize()
+            else:
+                decryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
+                padded = decryptor.update(encrypted) + decryptor.finalize()
+                unpadder = padding.PKCS7(algorithms.AES.block_size).unpadder()
+                plaintext = unpadder.update(padded) + unpadder.finalize()
+        except InvalidTag:
+            raise _Corrupt("authentication tag mismatch") from None
+        except ValueError:  # the only one left after the checks above: PKCS#5 padding
+            raise _Corrupt("padding check failed") from None
+        try:
+            password = plaintext.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Corrupt("decrypted bytes are not UTF-8") from None
+        if _java_length(password) != password_length:  # Kafka's sanity check
+            raise _Corrupt("password length check failed")
+        return password
+
+
+def _parse_csv_map(encoded: str) -> dict[str, str]:
+    """Kafka's ``Csv.parseCsvMap``: split on commas (spaces around them dropped), key before the last ':'."""
+    if not isinstance(encoded, str) or not encoded.strip():
+        raise _Corrupt("empty value")
+    params: dict[str, str] = {}
+    for item in re.split(r"\s*,\s*", encoded.strip()):
+        key, sep, value = item.rpartition(":")
+        if not sep:
+            raise _Corrupt(f"field {item[:40]!r} is not key:value")
+        key = key.strip()
+        if key in params:
+            raise _Corrupt(f"field {key!r} appears twice")
+        params[key] = value.strip()
+    return params
+
+
+def _required(params: Mapping[str, str], key: str) -> str:
+    try:
+        return params[key]
+    except KeyError:
+        raise _Corrupt(f"missing field {key}") from None
+
+
+def _int_field(params: Mapping[str, str], key: str) -> int:
+    value = _required(params, key)
+    if not re.fullmatch(r"-?[0-9]{1,9}", value):
+        raise _Corrupt(f"field {key} is not an integer")
+    return int(value)
+
+
+def _b64_field(params: Mapping[str, str], key: str) -> bytes:
+    value = _required(params, key)
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise _Corrupt(f"field {key} is not valid Base64") from None
+
+
+# -- masking --------------------------------------------------------------------------------------
+
+MASK = "******"
+
+
+def digest(value: str) -> str:
+    """A stable fingerprint of a secret: equal values give equal digests, so drift stays visible."""
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
+    """``config`` with every sensitive value replaced by :data:`MASK` (for display)."""
+    return {key: MASK if is_sensitive(key) else value for key, value in config.items()}
+
+
+def digest_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
+    """``config`` with every sensitive value replaced by its :func:`digest` (for snapshots and audits)."""
+    return {key: digest(value) if is_sensitive(key) else value for key, value in config.items()}

@@ -1,0 +1,230 @@
+"""The bytes Kafka keeps in ZooKeeper for dynamic config (Contract 1), and nothing else.
+
+Two node kinds matter:
+
+* the entity config node ``/config/<type>/<name>``: ``{"version":1,"config":{"k":"v"}}``;
+* the change notification ``/config/changes/config_change_NNNNNNNNNN``: ``{"version":2,"entity_path":"..."}``
+  (brokers before KIP-55 wrote version 1 with ``entity_type``/``entity_name``, which we still read).
+
+A real Kafka broker must read what we write, and we must read what ``kafka-configs.sh`` wrote,
+so the encoders reproduce Jackson's compact output byte for byte (key order included) and the
+decoders are strict: a node that does not look exactly like Kafka's is reported with a one-line
+reason instead of being half-understood. Everything here is pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from configctl.entities import Entity
+from configctl.errors import InvalidInput
+
+CHANGES_PATH = "/config/changes"
+NOTIFICATION_PREFIX = "config_change_"
+NOTIFICATION_PATH_PREFIX = f"{CHANGES_PATH}/{NOTIFICATION_PREFIX}"
+"""The path handed to ZooKeeper's sequential create; the server appends the 10-digit number."""
+
+ENTITY_CONFIG_VERSION = 1
+NOTIFICATION_VERSION = 2
+
+# Kafka (ZkConfigManager) only accepts these two types in a version-1 notification.
+_V1_ENTITY_TYPES = ("topics", "clients")
+_CHANGE_NAME_RE = re.compile(r"config_change_([0-9]+)")
+_MAX_SEQUENCE = 2**31 - 1  # ZooKeeper's sequence counter is a signed 32-bit int
+_JSON_ESCAPE_RE = re.compile(r"\\(?:u[0-9a-f]{4}|.)")
+
+
+# -- JSON text, as Jackson writes it --------------------------------------------------------------
+
+
+def _json_string(text: str) -> str:
+    """Quote ``text`` as Jackson's default ObjectMapper does.
+
+    Python and Jackson agree on which characters to escape (quote, backslash, control characters;
+    non-ASCII stays literal) but Python writes ``\\u001f`` where Jackson writes ``\\u001F``. Every
+    backslash in ``json.dumps`` output starts an escape, so scanning escapes left to right is exact.
+    """
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _JSON_ESCAPE_RE.sub(lambda m: m.group(0)[:2] + m.group(0)[2:].upper(), quoted)
+
+
+def _to_utf8(text: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{what} contains characters that cannot be written as UTF-8") from None
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise InvalidInput(f"duplicate JSON key {key!r}")
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise InvalidInput(f"{name} is not valid JSON")
+
+
+def _parse_json_object(data: bytes, what: str) -> dict[str, Any]:
+    """Parse UTF-8 JSON that must be an object; every failure is a one-line :class:`InvalidInput`."""
+    try:
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{what} is not UTF-8 (byte {exc.start})") from None
+    try:
+        value = json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{what} is not valid: {exc.message}") from None
+    except RecursionError:
+        raise InvalidInput(f"{what} is not valid JSON: nesting too deep") from None
+    except ValueError as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).splitlines()[0]
+        raise InvalidInput(f"{what} is not valid JSON: {reason}") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{what} must be a JSON object, not {_json_kind(value)}")
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _check_version(obj: Mapping[str, Any], what: str, allowed: tuple[int, ...]) -> int:
+    version = obj.get("version")
+    # bool is an int in Python; JSON true is not a version.
+    if not isinstance(version, int) or isinstance(version, bool) or version not in allowed:
+        expected = " or ".join(str(v) for v in allowed)
+        shown = "missing" if "version" not in obj else json.dumps(version)
+        raise InvalidInput(f"{what} has version {shown}; expected {expected}")
+    return version
+
+
+# -- entity config nodes --------------------------------------------------------------------------
+
+
+def encode_entity_config(config: Mapping[str, str]) -> bytes:
+    """The bytes of ``/config/<type>/<name>``: ``{"version":1,"config":{...}}``, keys sorted.
+
+    Kafka's writer does not sort, but any order reads back the same, and sorting makes the bytes
+    (and therefore diffs, history and tests) deterministic.
+    """
+    items = []
+    for key in sorted(config):
+        value = config[key]
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidInput(
+                f"config {key!r} must map a string to a string (got {type(value).__name__}); "
+                "Kafka stores every value as a string"
+            )
+        items.append(f"{_json_string(key)}:{_json_string(value)}")
+    body = ",".join(items)
+    text = f'{{"version":{ENTITY_CONFIG_VERSION},"config":{{{body}}}}}'
+    return _to_utf8(text, "config")
+
+
+def decode_entity_config(data: bytes | None) -> dict[str, str]:
+    """Read an entity config node strictly.
+
+    No data (``None`` or ``b""``) is a node Kafka created without a config (a user node that only
+    holds nested clients, for instance) and means "no overrides". Anything else must be exactly
+    version 1 with a ``config`` object of strings.
+    """
+    if not data:
+        return {}
+    what = "entity config node"
+    obj = _parse_json_object(data, what)
+    _check_version(obj, what, (ENTITY_CONFIG_VERSION,))
+    if "config" not in obj:
+        raise InvalidInput(f'{what} has no "config" object')
+    config = obj["config"]
+    if not isinstance(config, dict):
+        raise InvalidInput(f'{what}: "config" must be an object, not {_json_kind(config)}')
+    for key, value in config.items():
+        if not isinstance(value, str):
+            hint = (
+                f" (write it as {json.dumps(json.dumps(value))})" if isinstance(value, (int, float)) else ""
+            )
+            raise InvalidInput(
+                f"{what}: value of {key!r} is {_json_kind(value)}, but Kafka stores every value as a string{hint}"
+            )
+    return dict(config)
+
+
+# -- change notifications -------------------------------------------------------------------------
+
+
+def encode_notification(entity: Entity) -> bytes:
+    """The bytes of a change notification: ``{"version":2,"entity_path":"<type>/<name>"}``."""
+    text = f'{{"version":{NOTIFICATION_VERSION},"entity_path":{_json_string(entity.path)}}}'
+    return _to_utf8(text, "entity path")
+
+
+def decode_notification(data: bytes) -> Entity:
+    """Which entity a notification is about; reads version 2 and the pre-KIP-55 version 1.
+
+    In version 1, ``entity_name`` is the stored (sanitized) name, exactly the last segment of
+    the path, so both versions are resolved through :meth:`Entity.from_path`.
+    """
+    what = "config change notification"
+    if not data:
+        raise InvalidInput(f"{what} is empty")
+    obj = _parse_json_object(data, what)
+    version = _check_version(obj, what, (1, 2))
+    if version == 2:
+        path = obj.get("entity_path")
+        if not isinstance(path, str) or not path:
+            raise InvalidInput(f'{what} (version 2) needs a string "entity_path"')
+        if "/" not in path:
+            raise InvalidInput(f"{what}: entity path {path!r} has no entity name")
+    else:
+        entity_type = obj.get("entity_type")
+        name = obj.get("entity_name")
+        if entity_type not in _V1_ENTITY_TYPES:
+            raise InvalidInput(
+                f"{what} (version 1): entity_type must be one of {', '.join(_V1_ENTITY_TYPES)}, "
+                f"not {json.dumps(entity_type)}"
+            )
+        if not isinstance(name, str) or not name:
+            raise InvalidInput(f'{what} (version 1) needs a string "entity_name"')
+        if "/" in name:
+            raise InvalidInput(f"{what} (version 1): entity name {name!r} must not contain '/'")
+        path = f"{entity_type}/{name}"
+    try:
+        return Entity.from_path(path)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{what} names an invalid entity: {exc.message}") from None
+
+
+def change_number(node_name: str) -> int:
+    """The sequence number of a notification node: ``config_change_0000000042`` -> 42."""
+    match = _CHANGE_NAME_RE.fullmatch(node_name)
+    if not match:
+        raise InvalidInput(
+            f"{node_name!r} is not a config change notification (expected {NOTIFICATION_PREFIX}NNNNNNNNNN)"
+        )
+    return int(match.group(1))
+
+
+def notification_name(number: int) -> str:
+    """The node name ZooKeeper gives the ``number``-th notification (10 digits, zero padded)."""
+    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= _MAX_SEQUENCE:
+        raise InvalidInput(
+            f"change number {number!r} is not a ZooKeeper sequence number (0..{_MAX_SEQUENCE})"
+        )
+    return f"{NOTIFICATION_PREFIX}{number:010d}"
