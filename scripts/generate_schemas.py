@@ -137,6 +137,7 @@ def entity_schema(entity_type: str, catalogue: dict[str, Any]) -> dict[str, Any]
         schema["x-password-config-suffixes"] = password_suffixes
         schema["x-listener-mechanism-configs"] = rules["listener_mechanism_configs"]
         schema["x-listener-prefixed-cluster-wide"] = rules["listener_prefixed_cluster_wide"]
+        schema["x-listener-prefix-required"] = rules["listener_prefix_required"]
         schema["x-non-reconfigurable-log-configs"] = rules["non_reconfigurable_log_configs"]
         schema["x-password-encoding"] = catalogue["password_encoding"]
     if entity_type == "topics":

@@ -1,0 +1,626 @@
+"""Effective config values, where each one comes from, and what it hides.
+
+This is Kafka's ZooKeeper-mode precedence (DynamicBrokerConfig, ConfigHelper's describe, the
+quota callback's entity walk) as pure functions over plain ``str -> str`` dicts, exactly as
+stored in ZooKeeper. The listener recomputes with it on every change and ``describe --effective``
+renders its answers, so both agree by construction.
+
+Broker config, per key: ``brokers/<id>`` > ``brokers/<default>`` > server.properties > built-in
+default. A layer that sets *any* synonym of a key (``log.retention.ms`` > ``.minutes`` > ``.hours``)
+hides every synonym below it; the winner is converted into the key's own unit. Values that
+Kafka drops when it loads the dynamic layers (read-only keys, per-broker or password keys at the
+cluster default, security configs without a listener prefix, values of the wrong type) are
+dropped here too and reported as :class:`Ignored`.
+
+Topic config: the topic's override > the broker's effective value of the synonym server key(s)
+> the topic default. Quotas and IP connection rates: the first stored entity, most specific
+first, that defines the key.
+
+Everything that depends only on the catalogue (synonym groups, unit conversions, default values)
+is computed once per process, so one broker resolution touches only the keys that are set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+from configctl import catalogue
+from configctl.entities import DEFAULT, EntityType, sanitize
+from configctl.errors import InvalidInput
+
+DYNAMIC_TOPIC_CONFIG = "DYNAMIC_TOPIC_CONFIG"
+DYNAMIC_BROKER_CONFIG = "DYNAMIC_BROKER_CONFIG"
+DYNAMIC_DEFAULT_BROKER_CONFIG = "DYNAMIC_DEFAULT_BROKER_CONFIG"
+STATIC_BROKER_CONFIG = "STATIC_BROKER_CONFIG"
+DEFAULT_CONFIG = "DEFAULT_CONFIG"
+
+MASK = "******"
+
+# Why a dynamic broker value does not take effect (Kafka logs these and drops the key).
+REASON_READ_ONLY = "read-only config cannot be updated dynamically"
+REASON_NEEDS_LISTENER_PREFIX = "security config can be updated dynamically only with a listener prefix"
+REASON_PER_BROKER_AT_DEFAULT = "per-broker config cannot be set at the cluster default"
+REASON_PASSWORD_AT_DEFAULT = "password config cannot be set at the cluster default"
+REASON_INVALID_VALUE = "invalid value"
+
+# Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only as listener.name.<l>.<config>. The
+# schemas do not carry this list yet (catalogue field broker_dynamic_rules.listener_prefix_required);
+# an ``x-listener-prefix-required`` annotation on brokers.json takes over when present.
+_LISTENER_PREFIX_REQUIRED_FALLBACK = (
+    "ssl.key.password",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.keystore.type",
+    "ssl.truststore.certificates",
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.truststore.type",
+)
+
+# Time units by name suffix, in milliseconds. Only synonyms whose units differ are converted.
+_UNIT_MS = {".ms": 1, ".minutes": 60_000, ".hours": 3_600_000}
+_TOPIC_CONVERSIONS = {"identity": 1, "minutes_to_ms": 60_000, "hours_to_ms": 3_600_000}
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_INT_TYPES = {"short": (-(2**15), 2**15 - 1), "int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
+
+
+@dataclass(frozen=True)
+class Synonym:
+    """One place a value for a key (or one of its synonyms) is set, with its raw stored value."""
+
+    name: str
+    value: str | None
+    source: str
+
+    def to_json(self, mask: bool | Callable[[str], str] = True, sensitive: bool = False) -> dict[str, Any]:
+        return {"name": self.name, "value": _masked(self.value, sensitive, mask), "source": self.source}
+
+
+@dataclass(frozen=True)
+class EffectiveValue:
+    """The value a key ends up with, the source that supplied it, and every synonym occurrence.
+
+    ``synonyms`` lists, highest precedence first, every place a synonym of the key is set (the
+    winner first); values there are raw (unconverted). ``value`` is None when nothing sets the
+    key and its default is null.
+    """
+
+    name: str
+    value: str | None
+    source: str
+    synonyms: tuple[Synonym, ...]
+    sensitive: bool
+
+    def to_json(self, mask: bool | Callable[[str], str] = True) -> dict[str, Any]:
+        """Contract 3's ``{"name","value","source","synonyms"}``.
+
+        ``mask``: True replaces sensitive values (also in synonyms) by ``******``; a callable
+        maps each sensitive value (e.g. to ``sha256:<hex>`` for snapshots); False shows them.
+        """
+        return {
+            "name": self.name,
+            "value": _masked(self.value, self.sensitive, mask),
+            "source": self.source,
+            "synonyms": [s.to_json(mask, self.sensitive) for s in self.synonyms],
+        }
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A dynamic broker value Kafka would drop on load (with an error log), and why."""
+
+    entity_path: str
+    name: str
+    reason: str
+
+
+class BrokerValues(Mapping[str, EffectiveValue]):
+    """Read-only name -> :class:`EffectiveValue` map of one broker's effective config.
+
+    Also remembers, lazily, the broker-derived fallback of every topic key, so resolving
+    100,000 topics against the same broker does that work once.
+    """
+
+    __slots__ = ("_topic_fallbacks", "_values")
+
+    def __init__(self, values: dict[str, EffectiveValue]) -> None:
+        self._values = values
+        self._topic_fallbacks: dict[str, EffectiveValue] | None = None
+
+    def __getitem__(self, name: str) -> EffectiveValue:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._values.get(name, default)
+
+    def __repr__(self) -> str:
+        return f"BrokerValues({len(self._values)} keys)"
+
+    def topic_fallbacks(self) -> dict[str, EffectiveValue]:
+        if self._topic_fallbacks is None:
+            self._topic_fallbacks = _compute_topic_fallbacks(self._values)
+        return self._topic_fallbacks
+
+
+@dataclass(frozen=True)
+class BrokerResolution:
+    """A broker's effective config plus the dynamic values that were dropped."""
+
+    values: BrokerValues
+    ignored: tuple[Ignored, ...]
+
+
+# --------------------------------------------------------------------------------------------
+# Per-process tables
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _KeyPlan:
+    """What resolving one broker key needs, computed once: synonyms, unit factors, defaults."""
+
+    name: str
+    synonyms: tuple[str, ...]
+    # Per synonym: (multiplier to ms, divisor from ms) into the key's unit; None = keep raw.
+    conversions: tuple[tuple[int, int] | None, ...]
+    default_synonyms: tuple[Synonym, ...]
+    sensitive: bool
+    unset: EffectiveValue
+
+
+@dataclass(frozen=True)
+class _NameRules:
+    """How a dynamic broker key is screened before it may take effect."""
+
+    read_only: bool
+    per_broker: bool
+    password: bool
+    needs_listener_prefix: bool
+    kafka_type: str | None
+    minimum: float | None
+    maximum: float | None
+
+
+def _unit(name: str) -> int | None:
+    for suffix, ms in _UNIT_MS.items():
+        if name.endswith(suffix):
+            return ms
+    return None
+
+
+def _conversion(synonym: str, key: str) -> tuple[int, int] | None:
+    src, dst = _unit(synonym), _unit(key)
+    if src is None or dst is None or src == dst:
+        return None
+    return src, dst
+
+
+def _convert(raw: str, conversion: tuple[int, int] | None) -> str:
+    """Convert a time value between units; negative sentinels (-1, -2) are kept as they are.
+
+    Going to a coarser unit (ms -> hours) divides by an integer and is lossy, as in Kafka's own
+    int-typed hours/minutes configs: 5,400,000 ms reads as 1 hour. A value that is not an integer
+    (only possible in server.properties, which Kafka itself would refuse) is returned raw.
+    """
+    if conversion is None:
+        return raw
+    text = raw.strip()
+    if not _INT_RE.fullmatch(text):
+        return raw
+    number = int(text)
+    if number < 0:
+        return text
+    multiplier, divisor = conversion
+    return str(number * multiplier // divisor)
+
+
+def _default_synonyms(
+    synonyms: tuple[str, ...], table: Mapping[str, catalogue.ConfigKey]
+) -> tuple[Synonym, ...]:
+    found = []
+    for name in synonyms:
+        facts = table.get(name)
+        if facts is not None and facts.default is not None:
+            found.append(Synonym(name, facts.default, DEFAULT_CONFIG))
+    return tuple(found)
+
+
+def _make_plan(name: str, synonyms: tuple[str, ...], sensitive: bool) -> _KeyPlan:
+    table = catalogue.keys(EntityType.BROKERS)
+    conversions = tuple(_conversion(s, name) for s in synonyms)
+    defaults = _default_synonyms(synonyms, table)
+    if defaults:
+        first = defaults[0]
+        value = _convert(first.value or "", conversions[synonyms.index(first.name)])
+        unset = EffectiveValue(name, value, DEFAULT_CONFIG, defaults, sensitive)
+    else:
+        unset = EffectiveValue(name, None, DEFAULT_CONFIG, (), sensitive)
+    return _KeyPlan(name, synonyms, conversions, defaults, sensitive, unset)
+
+
+@cache
+def _broker_tables() -> tuple[dict[str, _KeyPlan], dict[str, tuple[str, ...]], dict[str, EffectiveValue]]:
+    """Plans for every catalogue key, which keys each stored name affects, and the all-unset result."""
+    table = catalogue.keys(EntityType.BROKERS)
+    plans: dict[str, _KeyPlan] = {}
+    affects: dict[str, list[str]] = {}
+    for name, facts in table.items():
+        synonyms = facts.synonyms or (name,)
+        if name not in synonyms:
+            synonyms = (name, *synonyms)
+        plans[name] = _make_plan(name, synonyms, facts.sensitive)
+        for synonym in synonyms:
+            affects.setdefault(synonym, []).append(name)
+    unset = {name: plan.unset for name, plan in plans.items()}
+    return plans, {k: tuple(v) for k, v in affects.items()}, unset
+
+
+@lru_cache(maxsize=8192)
+def _extra_plan(name: str) -> _KeyPlan:
+    """Plan for a name outside the catalogue: listener-prefixed (synonyms [prefixed, base]) or custom."""
+    listener, base = catalogue.split_listener_prefix(name)
+    sensitive = catalogue.is_sensitive(EntityType.BROKERS, name)
+    if listener is not None:
+        return _make_plan(name, (name, base), sensitive)
+    return _make_plan(name, (name,), sensitive)
+
+
+@cache
+def _listener_rules() -> tuple[frozenset[str], frozenset[str]]:
+    broker_schema = catalogue.schema(EntityType.BROKERS)
+    required = broker_schema.get("x-listener-prefix-required", _LISTENER_PREFIX_REQUIRED_FALLBACK)
+    cluster_wide = broker_schema.get("x-listener-prefixed-cluster-wide", [])
+    return frozenset(required), frozenset(cluster_wide)
+
+
+@lru_cache(maxsize=8192)
+def _name_rules(name: str) -> _NameRules:
+    """Kafka's DynamicBrokerConfig screening, per stored name (listener names use their base's facts)."""
+    prefix_required, cluster_wide_listener = _listener_rules()
+    table = catalogue.keys(EntityType.BROKERS)
+    password = catalogue.is_sensitive(EntityType.BROKERS, name)
+    listener, base = catalogue.split_listener_prefix(name)
+    if listener is not None:
+        # Listener overrides are never "non-dynamic" in Kafka; they are per-broker unless the base
+        # is one of the cluster-level listener configs.
+        base_facts = table.get(base)
+        base_after = name[len(catalogue.LISTENER_PREFIX) :].partition(".")[2]
+        typed = base_facts if base_facts is not None and not base_facts.read_only else None
+        return _NameRules(
+            read_only=False,
+            per_broker=base_after not in cluster_wide_listener,
+            password=password,
+            needs_listener_prefix=False,
+            kafka_type=typed.kafka_type if typed else None,
+            minimum=_bound(base, "minimum") if typed else None,
+            maximum=_bound(base, "maximum") if typed else None,
+        )
+    facts = table.get(name)
+    if facts is None:
+        return _NameRules(False, False, password, False, None, None, None)
+    return _NameRules(
+        read_only=facts.read_only,
+        per_broker=facts.per_broker,
+        password=password,
+        needs_listener_prefix=name in prefix_required,
+        kafka_type=facts.kafka_type,
+        minimum=_bound(name, "minimum"),
+        maximum=_bound(name, "maximum"),
+    )
+
+
+def _bound(name: str, which: str) -> float | None:
+    prop = catalogue.schema(EntityType.BROKERS)["properties"].get(name, {})
+    return prop.get(which)
+
+
+def _valid_value(rules: _NameRules, raw: str) -> bool:
+    """Kafka's ConfigDef type parse (plus numeric range) for the value of a dynamic key."""
+    kafka_type = rules.kafka_type
+    if kafka_type is None:
+        return True
+    text = raw.strip()
+    if kafka_type in _INT_TYPES:
+        if not _INT_RE.fullmatch(text):
+            return False
+        number: float = int(text)
+        low, high = _INT_TYPES[kafka_type]
+        if not low <= number <= high:
+            return False
+    elif kafka_type == "double":
+        if "_" in text:
+            return False
+        try:
+            number = float(text)
+        except ValueError:
+            return False
+    elif kafka_type == "boolean":
+        return text.lower() in ("true", "false")
+    else:
+        return True
+    if rules.minimum is not None and number < rules.minimum:
+        return False
+    return not (rules.maximum is not None and number > rules.maximum)
+
+
+def _screen(
+    layer: Mapping[str, str], entity_path: str, cluster_default: bool, ignored: list[Ignored]
+) -> dict[str, str]:
+    """The part of a dynamic layer that takes effect; the rest goes to ``ignored``."""
+    kept: dict[str, str] = {}
+    for name, raw in layer.items():
+        rules = _name_rules(name)
+        reason = None
+        if rules.read_only:
+            reason = REASON_READ_ONLY
+        elif rules.needs_listener_prefix:
+            reason = REASON_NEEDS_LISTENER_PREFIX
+        elif cluster_default and rules.per_broker:
+            reason = REASON_PER_BROKER_AT_DEFAULT
+        elif cluster_default and rules.password:
+            reason = REASON_PASSWORD_AT_DEFAULT
+        elif not _valid_value(rules, raw):
+            reason = f"{REASON_INVALID_VALUE} for a {rules.kafka_type} config"
+        if reason is None:
+            kept[name] = raw
+        else:
+            ignored.append(Ignored(entity_path, name, reason))
+    return kept
+
+
+def _resolve_plan(plan: _KeyPlan, layers: tuple[tuple[Mapping[str, str], str], ...]) -> EffectiveValue:
+    found: list[Synonym] = []
+    winner = -1
+    for layer, source in layers:
+        if not layer:
+            continue
+        for index, synonym in enumerate(plan.synonyms):
+            raw = layer.get(synonym)
+            if raw is not None:
+                if winner < 0:
+                    winner = index
+                found.append(Synonym(synonym, raw, source))
+    if winner < 0:
+        return plan.unset
+    first = found[0]
+    value = _convert(first.value or "", plan.conversions[winner])
+    return EffectiveValue(plan.name, value, first.source, (*found, *plan.default_synonyms), plan.sensitive)
+
+
+def resolve_broker(
+    broker_id: int | str,
+    per_broker: Mapping[str, str],
+    cluster_default: Mapping[str, str],
+    static: Mapping[str, str],
+) -> BrokerResolution:
+    """Every effective config of broker ``broker_id`` with its source and synonyms.
+
+    ``per_broker`` is ``/config/brokers/<id>``, ``cluster_default`` is ``/config/brokers/<default>``,
+    ``static`` is server.properties. The result holds every catalogue key, plus every custom or
+    listener-prefixed key that takes effect in some layer.
+    """
+    plans, affects, unset = _broker_tables()
+    ignored: list[Ignored] = []
+    mine = _screen(per_broker, f"brokers/{broker_id}", False, ignored) if per_broker else {}
+    shared = _screen(cluster_default, f"brokers/{DEFAULT}", True, ignored) if cluster_default else {}
+    layers = (
+        (mine, DYNAMIC_BROKER_CONFIG),
+        (shared, DYNAMIC_DEFAULT_BROKER_CONFIG),
+        (static, STATIC_BROKER_CONFIG),
+    )
+    values = dict(unset)
+    touched: set[str] = set()
+    extras: set[str] = set()
+    for layer in (mine, shared, static):
+        for name in layer:
+            names = affects.get(name)
+            if names is not None:
+                touched.update(names)
+            else:
+                extras.add(name)
+    for name in touched:
+        values[name] = _resolve_plan(plans[name], layers)
+    for name in sorted(extras):
+        values[name] = _resolve_plan(_extra_plan(name), layers)
+    return BrokerResolution(BrokerValues(values), tuple(ignored))
+
+
+# --------------------------------------------------------------------------------------------
+# Topics
+# --------------------------------------------------------------------------------------------
+
+
+@cache
+def _topic_plans() -> tuple[tuple[str, str | None, tuple[tuple[str, int], ...], bool], ...]:
+    """(key, topic default, ((server key, multiplier), ...), sensitive) for every topic key."""
+    plans = []
+    for name, facts in catalogue.keys(EntityType.TOPICS).items():
+        chain = tuple((server, _TOPIC_CONVERSIONS[conv]) for server, conv in facts.broker_synonyms)
+        plans.append((name, facts.default, chain, facts.sensitive))
+    return tuple(plans)
+
+
+def _compute_topic_fallbacks(broker: Mapping[str, EffectiveValue]) -> dict[str, EffectiveValue]:
+    """What each topic key is when the topic does not override it, given the broker's values."""
+    result: dict[str, EffectiveValue] = {}
+    for name, default, chain, sensitive in _topic_plans():
+        chosen: EffectiveValue | None = None
+        value: str | None = None
+        synonyms: list[Synonym] = []
+        for server_key, multiplier in chain:
+            effective = broker.get(server_key)
+            if effective is None:
+                continue
+            for synonym in effective.synonyms:
+                if synonym not in synonyms:
+                    synonyms.append(synonym)
+            if chosen is None and effective.value is not None:
+                chosen = effective
+                value = _convert(effective.value, (multiplier, 1) if multiplier != 1 else None)
+        if chosen is None:
+            result[name] = EffectiveValue(name, default, DEFAULT_CONFIG, tuple(synonyms), sensitive)
+        else:
+            result[name] = EffectiveValue(name, value, chosen.source, tuple(synonyms), sensitive)
+    return result
+
+
+def resolve_topic(
+    topic: str, overrides: Mapping[str, str], broker: Mapping[str, EffectiveValue]
+) -> dict[str, EffectiveValue]:
+    """Every topic key's effective value for ``topic`` on a broker whose effective config is ``broker``.
+
+    Pass ``BrokerResolution.values`` as ``broker``: its broker-derived fallbacks are computed once
+    and shared by every topic, so one call costs only the topic's own overrides. Override keys
+    that are not topic configs are reported as set (Kafka would have refused to store them).
+    """
+    if isinstance(broker, BrokerValues):
+        fallbacks = broker.topic_fallbacks()
+    else:
+        fallbacks = _compute_topic_fallbacks(broker)
+    result = dict(fallbacks)
+    for name, raw in overrides.items():
+        below = fallbacks.get(name)
+        if below is None:
+            result[name] = EffectiveValue(
+                name, raw, DYNAMIC_TOPIC_CONFIG, (Synonym(name, raw, DYNAMIC_TOPIC_CONFIG),), False
+            )
+        else:
+            result[name] = EffectiveValue(
+                name,
+                raw,
+                DYNAMIC_TOPIC_CONFIG,
+                (Synonym(name, raw, DYNAMIC_TOPIC_CONFIG), *below.synonyms),
+                below.sensitive,
+            )
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Quotas and IPs
+# --------------------------------------------------------------------------------------------
+
+
+@cache
+def _quota_keys() -> tuple[catalogue.ConfigKey, ...]:
+    """The quota keys (SCRAM credentials live under users too but are not quotas)."""
+    seen: dict[str, catalogue.ConfigKey] = {}
+    for etype in (EntityType.CLIENTS, EntityType.USERS):
+        for name, facts in catalogue.keys(etype).items():
+            if facts.kafka_type != "scram_credential" and name not in seen:
+                seen[name] = facts
+    return tuple(seen.values())
+
+
+def _stored(name: str) -> str:
+    return name if name == DEFAULT else sanitize(name)
+
+
+def _first_defining(
+    keys: tuple[catalogue.ConfigKey, ...], paths: list[str], configs: Mapping[str, Mapping[str, str]]
+) -> dict[str, EffectiveValue]:
+    present = [(path, cfg) for path in paths if (cfg := configs.get(path))]
+    result = {}
+    for facts in keys:
+        name = facts.name
+        found = [Synonym(name, cfg[name], path) for path, cfg in present if name in cfg]
+        default = (Synonym(name, facts.default, DEFAULT_CONFIG),) if facts.default is not None else ()
+        if found:
+            first = found[0]
+            result[name] = EffectiveValue(
+                name, first.value, first.source, (*found, *default), facts.sensitive
+            )
+        else:
+            result[name] = EffectiveValue(name, facts.default, DEFAULT_CONFIG, default, facts.sensitive)
+    return result
+
+
+def quota_paths(user: str | None, client: str | None) -> list[str]:
+    """The stored entity paths consulted for a (user, client) pair, most specific first.
+
+    ``user``/``client`` are plain names; None (or empty, as Kafka treats an empty client id)
+    means "not named": levels naming a specific user/client are skipped, ``<default>`` levels
+    still apply.
+    """
+    stored_user = _stored(user) if user else None
+    stored_client = _stored(client) if client else None
+    paths: list[str] = []
+    for template in catalogue.quota_precedence():
+        if "<user>" in template:
+            if stored_user is None:
+                continue
+            template = template.replace("<user>", stored_user)
+        if "<client-id>" in template:
+            if stored_client is None:
+                continue
+            template = template.replace("<client-id>", stored_client)
+        if template not in paths:
+            paths.append(template)
+    return paths
+
+
+def resolve_quotas(
+    user: str | None, client: str | None, configs: Mapping[str, Mapping[str, str]]
+) -> dict[str, EffectiveValue]:
+    """Each quota key's value for a connection from ``user`` with ``client``.
+
+    ``configs`` maps stored entity paths (``users/User%3Aalice/clients/app1``, ``clients/<default>``)
+    to their config dicts. The source of a value is the path that supplied it; ``synonyms`` lists
+    every level that defines the key, most specific first, then the default.
+    """
+    return _first_defining(_quota_keys(), quota_paths(user, client), configs)
+
+
+def resolve_ip(ip: str, configs: Mapping[str, Mapping[str, str]]) -> dict[str, EffectiveValue]:
+    """The IP connection-rate keys for ``ip``: ``ips/<ip>`` > ``ips/<default>`` > default.
+
+    The address is matched as given and in its other usual spellings (compressed, Java's
+    ``getHostAddress`` form, exploded), so ``::1`` finds a config stored as ``0:0:0:0:0:0:0:1``.
+    """
+    paths: list[str] = []
+    if ip != DEFAULT:
+        try:
+            address = ipaddress.ip_address(ip.strip())
+        except ValueError:
+            raise InvalidInput(f"{ip!r} is not a valid IPv4 or IPv6 address") from None
+        for spelling in _spellings(ip, address):
+            path = f"ips/{spelling}"
+            if path not in paths:
+                paths.append(path)
+    paths.append(f"ips/{DEFAULT}")
+    present = [p for p in paths if configs.get(p)]
+    # Only one address level may count, or an address stored twice would list itself twice.
+    address_paths = [p for p in present if p != f"ips/{DEFAULT}"][:1]
+    chosen = [*address_paths, *(p for p in present if p == f"ips/{DEFAULT}")]
+    return _first_defining(tuple(catalogue.keys(EntityType.IPS).values()), chosen, configs)
+
+
+def _spellings(ip: str, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> tuple[str, ...]:
+    """The ways an address may be stored: as typed, compressed (``::1``), Java's ``0:0:0:0:0:0:0:1``, exploded."""
+    if address.version == 4:
+        return (ip, address.compressed)
+    java = ":".join(f"{int(group, 16):x}" for group in address.exploded.split(":"))
+    return (ip, address.compressed, java, address.exploded)
+
+
+def _masked(value: str | None, sensitive: bool, mask: bool | Callable[[str], str]) -> str | None:
+    if value is None or not sensitive or mask is False:
+        return value
+    if mask is True:
+        return MASK
+    return mask(value)
