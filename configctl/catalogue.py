@@ -127,6 +127,18 @@ def is_sensitive(entity_type: EntityType, name: str) -> bool:
     return False
 
 
+@cache
+def listener_prefix_required() -> frozenset[str]:
+    """Broker security configs Kafka updates dynamically only as ``listener.name.<l>.<config>``."""
+    return frozenset(schema(EntityType.BROKERS)["x-listener-prefix-required"])
+
+
+@cache
+def listener_prefixed_cluster_wide() -> frozenset[str]:
+    """Listener-prefixed configs that may be set cluster-wide (the rest are per broker)."""
+    return frozenset(schema(EntityType.BROKERS)["x-listener-prefixed-cluster-wide"])
+
+
 def custom_keys_allowed(entity_type: EntityType) -> bool:
     return bool(schema(entity_type).get("x-custom-keys-allowed"))
 

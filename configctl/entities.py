@@ -8,6 +8,7 @@ Kafka finds the same node configctl wrote. Everything here is pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import urllib.parse
@@ -19,8 +20,10 @@ from configctl.errors import InvalidInput
 DEFAULT = "<default>"
 CONFIG_ROOT = "/config"
 
-_TOPIC_RE = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
-_BROKER_RE = re.compile(r"^(0|[1-9][0-9]{0,9})$")
+_TOPIC_RE = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+_BROKER_RE = re.compile(r"0|[1-9][0-9]{0,9}")
+_BROKER_ID_MAX = 2**31 - 1  # broker ids are Java ints
+_BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 class EntityType(str, Enum):
@@ -56,7 +59,12 @@ def sanitize(name: str) -> str:
 
 
 def desanitize(name: str) -> str:
-    """Decode a stored name as Kafka's ``Sanitizer.desanitize`` (``URLDecoder``) does."""
+    """Decode a stored name as Kafka's ``Sanitizer.desanitize`` (``URLDecoder``) does.
+
+    Like ``URLDecoder``, a ``%`` not followed by two hex digits is an error (``ValueError``).
+    """
+    if _BAD_ESCAPE_RE.search(name):
+        raise ValueError(f"{name!r} has a malformed %-escape")
     return urllib.parse.unquote_plus(name, errors="strict")
 
 
@@ -73,7 +81,7 @@ def parse_entity_type(value: str) -> EntityType:
 def validate_topic_name(name: str) -> None:
     if name in (".", ".."):
         raise InvalidInput(f"topic name {name!r} is not allowed")
-    if not _TOPIC_RE.match(name):
+    if not _TOPIC_RE.fullmatch(name):
         if not name:
             raise InvalidInput("topic name must not be empty")
         if len(name) > 249:
@@ -94,7 +102,7 @@ def validate_name(entity_type: EntityType, name: str) -> None:
     if entity_type is EntityType.TOPICS:
         validate_topic_name(name)
     elif entity_type is EntityType.BROKERS:
-        if not _BROKER_RE.match(name):
+        if not _BROKER_RE.fullmatch(name) or int(name) > _BROKER_ID_MAX:
             raise InvalidInput(f"broker name {name!r} must be a non-negative integer broker id or <default>")
     elif entity_type is EntityType.IPS:
         try:
@@ -103,9 +111,15 @@ def validate_name(entity_type: EntityType, name: str) -> None:
             raise InvalidInput(f"{name!r} is not a valid IPv4 or IPv6 address") from None
     elif not name:
         raise InvalidInput(f"{entity_type.value[:-1]} name must not be empty")
+    else:
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"{entity_type.value[:-1]} name {name!r} is not valid Unicode text") from None
 
 
-@dataclass(frozen=True, order=True)
+@functools.total_ordering
+@dataclass(frozen=True)
 class Entity:
     """One config-bearing entity, named in plain (unsanitized) form.
 
@@ -145,6 +159,15 @@ class Entity:
         raise InvalidInput(
             f"{path!r} is not an entity path (expected <type>/<name> or users/<u>/clients/<c>)"
         )
+
+    def _sort_key(self) -> tuple[str, str, bool, str]:
+        return (self.type.value, self.name, self.client is not None, self.client or "")
+
+    def __lt__(self, other: object) -> bool:
+        """Order by type, name, then client (a user sorts before its user+client entities)."""
+        if not isinstance(other, Entity):
+            return NotImplemented
+        return self._sort_key() < other._sort_key()
 
     @property
     def is_default(self) -> bool:
@@ -193,6 +216,14 @@ def _stored_to_plain(etype: EntityType, stored: str) -> str:
     if stored == DEFAULT or not etype.sanitized:
         return stored
     try:
-        return desanitize(stored)
-    except UnicodeDecodeError:
+        plain = desanitize(stored)
+    except ValueError:  # includes UnicodeDecodeError
         raise InvalidInput(f"stored name {stored!r} is not valid URL-encoded UTF-8") from None
+    if plain == DEFAULT:
+        # A principal literally named "<default>" (stored "%3Cdefault%3E") has no plain name
+        # distinct from the default entity; refuse it rather than silently alias the default.
+        raise InvalidInput(
+            f"stored name {stored!r} is a {etype.value[:-1]} literally named {DEFAULT}, "
+            "which cannot be told apart from the default entity"
+        )
+    return plain

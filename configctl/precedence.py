@@ -48,22 +48,6 @@ REASON_PER_BROKER_AT_DEFAULT = "per-broker config cannot be set at the cluster d
 REASON_PASSWORD_AT_DEFAULT = "password config cannot be set at the cluster default"
 REASON_INVALID_VALUE = "invalid value"
 
-# Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only as listener.name.<l>.<config>. The
-# schemas do not carry this list yet (catalogue field broker_dynamic_rules.listener_prefix_required);
-# an ``x-listener-prefix-required`` annotation on brokers.json takes over when present.
-_LISTENER_PREFIX_REQUIRED_FALLBACK = (
-    "ssl.key.password",
-    "ssl.keystore.certificate.chain",
-    "ssl.keystore.key",
-    "ssl.keystore.location",
-    "ssl.keystore.password",
-    "ssl.keystore.type",
-    "ssl.truststore.certificates",
-    "ssl.truststore.location",
-    "ssl.truststore.password",
-    "ssl.truststore.type",
-)
-
 # Time units by name suffix, in milliseconds. Only synonyms whose units differ are converted.
 _UNIT_MS = {".ms": 1, ".minutes": 60_000, ".hours": 3_600_000}
 _TOPIC_CONVERSIONS = {"identity": 1, "minutes_to_ms": 60_000, "hours_to_ms": 3_600_000}
@@ -283,10 +267,7 @@ def _extra_plan(name: str) -> _KeyPlan:
 
 @cache
 def _listener_rules() -> tuple[frozenset[str], frozenset[str]]:
-    broker_schema = catalogue.schema(EntityType.BROKERS)
-    required = broker_schema.get("x-listener-prefix-required", _LISTENER_PREFIX_REQUIRED_FALLBACK)
-    cluster_wide = broker_schema.get("x-listener-prefixed-cluster-wide", [])
-    return frozenset(required), frozenset(cluster_wide)
+    return catalogue.listener_prefix_required(), catalogue.listener_prefixed_cluster_wide()
 
 
 @lru_cache(maxsize=8192)

@@ -1,0 +1,599 @@
+"""Config validation: every problem with a proposed entity config, in one go, as short sentences.
+
+ZooKeeper holds every config value as a string. Validation first turns each string into the
+value Kafka's ``ConfigDef`` would parse (:func:`coerce`), then runs the committed JSON Schema
+of the key (``schemas/*.json``, via jsonschema's Draft 2020-12 validator) on that value, then
+applies the rules JSON Schema has no word for: broker update modes, ``<default>`` placement,
+listener prefixes, SCRAM placement and topic cross-field rules. Each problem is one sentence
+that names the key, so an operator fixes the whole change at once instead of one error per run.
+
+Pure: no I/O beyond the schemas :mod:`configctl.catalogue` loads once; validators are compiled
+once per entity type and cached. Sensitive values (passwords, SCRAM credentials) never appear
+in a message.
+
+What cannot be checked from an entity's own config (and is left to whoever holds the broker's
+effective config, e.g. :mod:`configctl.precedence`): a topic key that is not set falls back to
+the broker's effective value of its synonym, so topic cross-field rules compare only keys that
+the topic sets itself (Kafka's ZooKeeper-mode ``kafka-configs.sh`` compares against topic
+defaults, which can never violate these rules, so nothing Kafka refuses is missed); and the
+broker-side ``remote.log.storage.system.enable=true`` that ``remote.storage.enable=true``
+needs is not visible here. Kafka's tiered-storage rules that need the previous stored config
+(turning remote storage off) or ``remote.log.copy.disable`` are not in the catalogue and not
+checked.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from functools import cache, lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from configctl import catalogue
+from configctl.catalogue import LISTENER_PREFIX, ConfigKey
+from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.errors import InvalidInput, ValidationFailed
+
+__all__ = [
+    "check",
+    "closest",
+    "coerce",
+    "normalize_value",
+    "validate_config",
+]
+
+# Java's String.trim() removes every char <= U+0020 at both ends; ConfigDef.parseType trims every
+# string value before parsing it, so " 5" is a valid int to Kafka.
+_JAVA_TRIM = "".join(chr(i) for i in range(0x21))
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+# Double.parseDouble's grammar (decimal and hexadecimal forms, optional float/double suffix).
+_DECIMAL_DOUBLE_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?")
+_HEX_DOUBLE_RE = re.compile(
+    r"([+-]?)(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?"
+)
+# ConfigDef splits lists on "\\s*,\\s*" (Java's \s: ASCII whitespace only) and keeps empty items.
+_LIST_SPLIT_RE = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
+_INT_BOUNDS = {
+    "short": (-(2**15), 2**15 - 1),
+    "int": (-(2**31), 2**31 - 1),
+    "long": (-(2**63), 2**63 - 1),
+}
+_SCRAM_ITERATIONS_RE = re.compile(r",iterations=([0-9]+)$")
+_SCRAM_FIELD_RE = re.compile(r"(salt|stored_key|server_key)=([^,]*)")
+_ENUM_SHOWN = 8
+
+_LABELS = {
+    EntityType.TOPICS: "topic",
+    EntityType.BROKERS: "broker",
+    EntityType.USERS: "user",
+    EntityType.CLIENTS: "client",
+    EntityType.IPS: "IP",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# String -> typed value, as Kafka's ConfigDef.parseType does it
+# --------------------------------------------------------------------------------------------
+
+
+def _parse(kafka_type: str, raw: str, *, shown: str) -> tuple[Any, str | None]:
+    """Parse ``raw`` as ``kafka_type``; on failure return a reason that shows the value as ``shown``."""
+    text = raw.strip(_JAVA_TRIM)
+    if kafka_type in _INT_BOUNDS:
+        if not _INT_RE.fullmatch(text):
+            return None, f"{shown} is not a valid {kafka_type}: expected a whole number"
+        value = int(text)
+        low, high = _INT_BOUNDS[kafka_type]
+        if not low <= value <= high:
+            article = "an" if kafka_type == "int" else "a"
+            return None, f"{shown} is out of range for {article} {kafka_type} ({low} to {high})"
+        return value, None
+    if kafka_type == "double":
+        return _parse_double(text, shown)
+    if kafka_type == "boolean":
+        lowered = text.lower()
+        if lowered in ("true", "false"):
+            return lowered == "true", None
+        return None, f"{shown} is not a valid boolean: expected true or false"
+    if kafka_type == "list":
+        return ([] if not text else _LIST_SPLIT_RE.split(text)), None
+    # string, password, class, scram_credential: strings, trimmed as ConfigDef does.
+    return text, None
+
+
+def _parse_double(text: str, shown: str) -> tuple[Any, str | None]:
+    """Java's ``Double.parseDouble``, except NaN: it slips through every range check Kafka has."""
+    body = text.lstrip("+-")
+    sign = -1.0 if text.startswith("-") else 1.0
+    if body == "Infinity" and len(text) - len(body) <= 1:
+        return sign * math.inf, None
+    if body == "NaN" and len(text) - len(body) <= 1:
+        return None, f"{shown} is not accepted: NaN is not a number"
+    if _DECIMAL_DOUBLE_RE.fullmatch(text):
+        return float(text.rstrip("fFdD")), None
+    hex_match = _HEX_DOUBLE_RE.fullmatch(text)
+    if hex_match:
+        return sign * float.fromhex(hex_match.group(2)), None
+    return None, f"{shown} is not a valid double: expected a number such as 0.5 or 1.0E9"
+
+
+def coerce(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
+    """Turn a stored string into the typed value Kafka's ``ConfigDef`` parses it to.
+
+    int/short/long -> ``int`` (decimal digits with an optional sign, within the Java type's
+    range), double -> ``float``, boolean -> ``bool`` (``true``/``false`` in any case), list ->
+    ``list[str]`` (split on commas, ``""`` is the empty list), anything else -> ``str``. Like
+    ``ConfigDef``, surrounding whitespace is ignored. Returns ``(value, None)`` or
+    ``(None, "key: reason")``; the reason never shows a sensitive value.
+    """
+    if not isinstance(raw, str):
+        return None, f"{key.name}: the value must be a string, not {type(raw).__name__}"
+    shown = "the value" if key.sensitive else repr(raw)
+    value, reason = _parse(key.kafka_type, raw, shown=shown)
+    return value, (None if reason is None else f"{key.name}: {reason}")
+
+
+# --------------------------------------------------------------------------------------------
+# Compiled schemas
+# --------------------------------------------------------------------------------------------
+
+
+@cache
+def _validators(entity_type: EntityType) -> Mapping[str, Draft202012Validator]:
+    """One compiled validator per key: compiled once per process, reused for every value.
+
+    The schemas' own validity is a test (tests/unit/test_catalogue.py), not a run-time step:
+    ``check_schema`` on the broker schema costs ~100 ms, too much for every CLI call.
+    """
+    document = catalogue.schema(entity_type)
+    return {name: Draft202012Validator(sub) for name, sub in document["properties"].items()}
+
+
+@cache
+def _broker_rules() -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    suffixes = tuple(catalogue.schema(EntityType.BROKERS).get("x-password-config-suffixes", ()))
+    return catalogue.listener_prefixed_cluster_wide(), catalogue.listener_prefix_required(), suffixes
+
+
+@lru_cache(maxsize=64)
+def _lowered(names: tuple[str, ...]) -> Mapping[str, str]:
+    return {name.lower(): name for name in names}
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The known name an operator most likely meant: same name in another case, else difflib's best."""
+    pool = tuple(candidates)
+    lowered = _lowered(pool)
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    found = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[found[0]] if found else None
+
+
+# --------------------------------------------------------------------------------------------
+# Messages
+# --------------------------------------------------------------------------------------------
+
+
+def _plain_path(entity: Entity) -> str:
+    """The entity path with plain names, for messages (``users/User:alice/clients/app1``)."""
+    path = f"{entity.type.value}/{entity.name}"
+    if entity.client is not None:
+        path += f"/clients/{entity.client}"
+    return path
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value) if not math.isinf(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+def _valid_values_text(schema: Mapping[str, Any]) -> str | None:
+    description = schema.get("description", "")
+    marker = "valid values "
+    start = description.find(marker)
+    if start < 0:
+        return None
+    text = description[start + len(marker) :]
+    end = text.find("; update mode")
+    return text if end < 0 else text[:end]
+
+
+def _enum_text(options: list[Any]) -> str:
+    shown = ", ".join(str(o) for o in options[:_ENUM_SHOWN])
+    return shown if len(options) <= _ENUM_SHOWN else f"{shown}, ... ({len(options)} values)"
+
+
+def _describe_error(name: str, error: ValidationError, key_schema: Mapping[str, Any], sensitive: bool) -> str:
+    """One sentence for one jsonschema error on the coerced value of ``name``."""
+    where = name
+    item = ""
+    if error.absolute_path:
+        item = "item "
+    shown = "the value" if sensitive else f"{item}{_show(error.instance)}"
+    kind = error.validator
+    if kind == "minimum":
+        return f"{where}: {shown} is less than the minimum {_show(error.validator_value)}"
+    if kind == "maximum":
+        return f"{where}: {shown} is greater than the maximum {_show(error.validator_value)}"
+    if kind == "exclusiveMinimum":
+        return f"{where}: {shown} must be greater than {_show(error.validator_value)}"
+    if kind == "exclusiveMaximum":
+        return f"{where}: {shown} must be less than {_show(error.validator_value)}"
+    if kind == "enum":
+        options = list(error.validator_value)
+        message = f"{where}: {shown} is not one of {_enum_text(options)}"
+        if isinstance(error.instance, str) and not sensitive:
+            guess = closest(error.instance, [str(o) for o in options])
+            if guess is not None:
+                message += f" (did you mean {guess!r}?)"
+        return message
+    if kind == "anyOf":
+        valid = _valid_values_text(key_schema)
+        return f"{where}: {shown} is not a valid value" + (f" (valid values {valid})" if valid else "")
+    if kind == "minItems":
+        return f"{where}: the list must not be empty"
+    if kind == "minLength":
+        return f"{where}: the value must not be empty"
+    if kind == "pattern":
+        if key_schema.get("x-kafka-type") == "class":
+            return f"{where}: {shown} is not a valid Java class name"
+        if key_schema.get("x-kafka-type") == "scram_credential":
+            return (
+                f"{where}: the value is not a stored SCRAM credential "
+                "(salt=<base64>,stored_key=<base64>,server_key=<base64>,iterations=<n>)"
+            )
+        if name.endswith("replication.throttled.replicas"):
+            return f"{where}: {shown} is not of the form <partition>:<broker-id> (or a lone *)"
+        return f"{where}: {shown} does not match {error.validator_value}"
+    if kind == "type":
+        return f"{where}: {shown} is not of type {error.validator_value}"
+    return f"{where}: {error.message}" if not sensitive else f"{where}: the value is not valid"
+
+
+# --------------------------------------------------------------------------------------------
+# Per-key checks
+# --------------------------------------------------------------------------------------------
+
+
+def _check_value(
+    entity_type: EntityType, name: str, key: ConfigKey, raw: Any, problems: list[str]
+) -> Any | None:
+    """Type, range, enum and list-item checks for one value; returns the coerced value or None."""
+    if not isinstance(raw, str):
+        problems.append(f"{name}: the value must be a string, not {type(raw).__name__}")
+        return None
+    shown = "the value" if key.sensitive else repr(raw)
+    value, reason = _parse(key.kafka_type, raw, shown=shown)
+    if reason is not None:
+        problems.append(f"{name}: {reason}")
+        return None
+    validator = _validators(entity_type)[key.name]
+    for error in validator.iter_errors(value):
+        problems.append(_describe_error(name, error, validator.schema, key.sensitive))
+    if (
+        name.endswith("replication.throttled.replicas")
+        and isinstance(value, list)
+        and "*" in value
+        and len(value) > 1
+    ):
+        problems.append(f"{name}: '*' (all replicas) must stand alone, not in a list")
+    return value
+
+
+def _unknown(entity: Entity, name: str, pool: Iterable[str]) -> str:
+    label = _LABELS[entity.type]
+    if entity.type is EntityType.USERS and entity.client is not None:
+        label = "user/client quota"
+    message = f"unknown {label} config {name!r}"
+    hint = _topic_synonym_hint(name) if entity.type is EntityType.TOPICS else None
+    guess = hint or closest(name, pool)
+    if guess is not None:
+        message += f" (did you mean {guess!r}?)"
+    return message
+
+
+@cache
+def _topic_by_broker_synonym() -> Mapping[str, str]:
+    """``log.retention.ms`` -> ``retention.ms``: operators often type the broker name on a topic."""
+    result: dict[str, str] = {}
+    for key in catalogue.keys(EntityType.TOPICS).values():
+        for synonym, _conversion in key.broker_synonyms:
+            if synonym != key.name:
+                result.setdefault(synonym, key.name)
+    return result
+
+
+def _topic_synonym_hint(name: str) -> str | None:
+    return _topic_by_broker_synonym().get(name)
+
+
+def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
+    """Kafka's DynamicBrokerConfig.validateConfigs, then the value checks of the (base) key."""
+    at_default = entity.name == DEFAULT
+    cluster_wide_listener, prefix_required, password_suffixes = _broker_rules()
+    listener, base = catalogue.split_listener_prefix(name)
+    prefixed = listener is not None
+    if listener is not None:
+        if listener != listener.lower():
+            fixed = name.replace(f"{LISTENER_PREFIX}{listener}.", f"{LISTENER_PREFIX}{listener.lower()}.", 1)
+            problems.append(f"{name}: the listener name in a listener prefix must be lower case ({fixed!r})")
+        config = name[len(LISTENER_PREFIX) + len(listener) + 1 :]
+        if config != base:
+            mechanism = config[: len(config) - len(base) - 1]
+            if mechanism != mechanism.lower():
+                problems.append(f"{name}: the SASL mechanism in a listener prefix must be lower case")
+    key = catalogue.lookup(EntityType.BROKERS, name)
+    if key is None and not allow_custom:
+        pool = catalogue.known_names(EntityType.BROKERS)
+        if prefixed:
+            message = f"unknown broker config {name!r}"
+            guess = closest(base, pool)
+            if guess is not None:
+                message += f" (did you mean {name[: len(name) - len(base)] + guess!r}?)"
+        else:
+            message = _unknown(entity, name, pool)
+        problems.append(message + "; use --allow-custom-config for a plugin's custom key")
+        return
+
+    # Update mode and placement: at most one sentence per key, the most fundamental one.
+    if key is not None and not prefixed and key.read_only:
+        problems.append(f"{name} is read-only: set it in server.properties and restart the broker")
+    elif key is not None and not prefixed and key.name in prefix_required:
+        problems.append(f"{name} can only be updated per listener: use listener.name.<listener>.{name}")
+    elif at_default and (
+        (key is not None and not prefixed and key.per_broker)
+        or (prefixed and base not in cluster_wide_listener)
+    ):
+        problems.append(f"{name} can only be set per broker (brokers/<id>), not at brokers/{DEFAULT}")
+    elif at_default and (
+        (key is not None and key.sensitive) or any(name.endswith(s) for s in password_suffixes)
+    ):
+        problems.append(
+            f"{name} is a password config: it can only be set per broker (brokers/<id>), "
+            f"not at brokers/{DEFAULT}"
+        )
+    if key is not None:
+        _check_value(EntityType.BROKERS, name, key, raw, problems)
+
+
+def _check_scram(entity: Entity, name: str, key: ConfigKey, raw: Any, problems: list[str]) -> None:
+    if entity.client is not None or entity.name == DEFAULT:
+        problems.append(
+            f"{name} can only be set for a named user (users/<user>), not at {_plain_path(entity)}"
+        )
+        return
+    before = len(problems)
+    value = _check_value(EntityType.USERS, name, key, raw, problems)
+    if value is None or len(problems) > before:
+        return
+    facts = catalogue.schema(EntityType.USERS)["properties"][key.name]
+    iterations = int(_SCRAM_ITERATIONS_RE.search(value).group(1))  # the pattern guarantees it
+    low, high = facts.get("x-min-iterations"), facts.get("x-max-iterations")
+    if low is not None and iterations < low:
+        problems.append(f"{name}: {iterations} iterations is less than the minimum {low}")
+    if high is not None and iterations > high:
+        problems.append(f"{name}: {iterations} iterations is more than the maximum {high}")
+    algorithm = facts.get("x-hash-algorithm")
+    if algorithm:
+        size = hashlib.new(algorithm.replace("-", "").lower()).digest_size
+        lengths = set()
+        for field, encoded in _SCRAM_FIELD_RE.findall(value):
+            try:
+                decoded = base64.b64decode(encoded, validate=True)
+            except (binascii.Error, ValueError):
+                problems.append(f"{name}: the {field} of the credential is not valid Base64")
+                continue
+            if field != "salt":
+                lengths.add(len(decoded))
+        if lengths and lengths != {size}:
+            found = "/".join(str(n) for n in sorted(lengths))
+            problems.append(
+                f"{name}: the credential's keys are {found} bytes long, not the {size} of {algorithm}"
+            )
+
+
+def _check_key(entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
+    etype = entity.type
+    if etype is EntityType.BROKERS:
+        _check_broker_key(entity, name, raw, allow_custom, problems)
+        return
+    key = catalogue.keys(etype).get(name)
+    if key is None:
+        scram_allowed = entity.client is None and entity.name != DEFAULT
+        pool = [k.name for k in catalogue.keys(etype).values() if scram_allowed or not _is_scram(k)]
+        problems.append(_unknown(entity, name, pool))
+        return
+    if _is_scram(key):
+        _check_scram(entity, name, key, raw, problems)
+        return
+    _check_value(etype, name, key, raw, problems)
+
+
+def _is_scram(key: ConfigKey) -> bool:
+    return key.kafka_type == "scram_credential"
+
+
+# --------------------------------------------------------------------------------------------
+# Topic cross-field rules (on the full resulting config)
+# --------------------------------------------------------------------------------------------
+
+
+def _typed(entity_type: EntityType, config: Mapping[str, str], name: str) -> Any | None:
+    """The coerced value of ``name`` if the config sets it to something parseable, else None."""
+    raw = config.get(name)
+    key = catalogue.keys(entity_type).get(name)
+    if raw is None or key is None or not isinstance(raw, str):
+        return None
+    value, reason = _parse(key.kafka_type, raw, shown="")
+    return None if reason is not None else value
+
+
+def _topic_cross_field(config: Mapping[str, str], problems: list[str]) -> None:
+    """LogConfig.validateValues and the tiered-storage rules, for the keys the topic sets itself."""
+    topics = EntityType.TOPICS
+    low = _typed(topics, config, "min.compaction.lag.ms")
+    high = _typed(topics, config, "max.compaction.lag.ms")
+    if low is not None and high is not None and low > high:
+        problems.append(
+            f"min.compaction.lag.ms ({low}) must not be greater than max.compaction.lag.ms ({high})"
+        )
+    if _typed(topics, config, "remote.storage.enable") is not True:
+        return
+    policy = _typed(topics, config, "cleanup.policy")
+    if policy is not None and "compact" in policy:
+        problems.append(
+            "remote.storage.enable=true needs a cleanup.policy without compact "
+            f"(cleanup.policy is {config['cleanup.policy'].strip()!r})"
+        )
+    for local_name, total_name, unlimited in (
+        ("local.retention.ms", "retention.ms", lambda v: v == -1),
+        ("local.retention.bytes", "retention.bytes", lambda v: v <= -1),
+    ):
+        local = _typed(topics, config, local_name)
+        total = _typed(topics, config, total_name)
+        if local is None or total is None or unlimited(total) or local == -2:
+            continue
+        if local < 0:
+            problems.append(
+                f"{local_name} must be -2 or between 0 and {total_name} ({total}) when "
+                f"remote.storage.enable=true, not {local}"
+            )
+        elif local > total:
+            problems.append(
+                f"{local_name} ({local}) must not be greater than {total_name} ({total}) "
+                "when remote.storage.enable=true"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------------
+
+
+def validate_config(
+    entity: Entity,
+    config: Mapping[str, str],
+    *,
+    changed: Iterable[str] | None = None,
+    allow_custom: bool = False,
+) -> list[str]:
+    """Every problem with ``config`` as the complete config of ``entity``; empty when it is valid.
+
+    ``changed`` limits the per-key checks (unknown key, type, range, update mode, placement) to
+    the keys being written, so an odd value already in ZooKeeper does not block an unrelated
+    change; cross-field rules always run on the whole of ``config``. ``allow_custom`` accepts
+    unknown broker keys (a plugin's custom config), unchecked except for ``<default>`` placement.
+    """
+    if isinstance(changed, str):
+        changed = [changed]
+    selected = config.keys() if changed is None else [k for k in dict.fromkeys(changed) if k in config]
+    problems: list[str] = []
+    for name in selected:
+        _check_key(entity, name, config[name], allow_custom, problems)
+    if entity.type is EntityType.TOPICS:
+        _topic_cross_field(config, problems)
+    return problems
+
+
+def check(
+    entity: Entity,
+    config: Mapping[str, str],
+    *,
+    changed: Iterable[str] | None = None,
+    allow_custom: bool = False,
+) -> None:
+    """Raise :class:`ValidationFailed` carrying every problem :func:`validate_config` finds."""
+    problems = validate_config(entity, config, changed=changed, allow_custom=allow_custom)
+    if problems:
+        raise ValidationFailed(problems)
+
+
+# --------------------------------------------------------------------------------------------
+# Desired-state values -> stored strings
+# --------------------------------------------------------------------------------------------
+
+
+def _java_double(value: float) -> str:
+    """``Double.toString`` for finite doubles: plain in [1e-3, 1e7), else ``d.dddE<n>``."""
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    decimal = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, decimal.digits))
+    point = len(digits) + int(decimal.exponent)  # digits before the decimal point
+    digits = digits.rstrip("0") or "0"
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            text = "0." + "0" * -point + digits
+        elif point >= len(digits):
+            text = digits + "0" * (point - len(digits)) + ".0"
+        else:
+            text = digits[:point] + "." + digits[point:]
+    else:
+        text = f"{digits[0]}.{digits[1:] or '0'}E{point - 1}"
+    return sign + text
+
+
+def _scalar_text(key: ConfigKey | None, value: Any, label: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise InvalidInput(f"{label}: NaN is not a valid value")
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if key is not None and key.kafka_type in _INT_BOUNDS and value.is_integer():
+            return str(int(value))
+        return _java_double(value)
+    if value is None:
+        raise InvalidInput(f"{label}: has no value (write '' for an empty value)")
+    raise InvalidInput(
+        f"{label}: a {type(value).__name__} is not a config value (use a string, number, boolean or list)"
+    )
+
+
+def normalize_value(key: ConfigKey | None, value: Any, *, name: str | None = None) -> str:
+    """The stored string form of a desired-state (YAML/JSON) value.
+
+    Booleans become ``true``/``false``, integers decimal digits, floats Java's ``Double.toString``
+    form (a whole float for an integer-typed key becomes plain digits, never ``1.0E9``), lists
+    are comma-joined, strings are kept as they are. Anything else (a mapping, a nested list,
+    a date, null) raises :class:`InvalidInput` naming the key.
+    """
+    label = name or (key.name if key is not None else "config value")
+    if isinstance(value, (list, tuple)):
+        items = []
+        for item in value:
+            if isinstance(item, (list, tuple, dict)):
+                raise InvalidInput(
+                    f"{label}: a list value may hold only plain values, not nested lists or mappings"
+                )
+            text = _scalar_text(None, item, label)
+            if "," in text:
+                raise InvalidInput(f"{label}: list item {text!r} must not contain a comma")
+            items.append(text)
+        return ",".join(items)
+    if isinstance(value, Mapping):
+        raise InvalidInput(
+            f"{label}: a mapping is not a config value (use a string, number, boolean or list)"
+        )
+    return _scalar_text(key, value, label)
