@@ -1,0 +1,122 @@
+"""``configctl alter``: add or delete dynamic configs of one entity, validated and atomic."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from configctl import writer
+from configctl.cli.context import open_store
+from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
+from configctl.cli.options import global_options, settings
+from configctl.cli.render import console, diff_json, diff_table, emit_json, entity_label
+from configctl.configparse import load_properties_file, merge_added, parse_add_config, parse_delete_config
+from configctl.errors import InvalidInput
+
+
+@click.command(cls=EntityCommand)
+@entity_options
+@click.option(
+    "--add-config", "add_config", metavar="K=V,K2=[A,B]", help="Configs to set (kafka-configs.sh syntax)."
+)
+@click.option(
+    "--add-config-file",
+    type=click.Path(dir_okay=False),
+    metavar="FILE.properties",
+    help="Configs to set, from a Java properties file (--add-config wins on the same key).",
+)
+@click.option("--delete-config", metavar="K1,K2", help="Configs to remove; each must be set.")
+@click.option("--dry-run", is_flag=True, help="Validate and show the diff; write nothing.")
+@click.option("--if-version", type=int, metavar="V", help="Write only if the config node is at version V.")
+@click.option(
+    "--allow-custom-config",
+    is_flag=True,
+    help="Accept broker keys the schema does not know (a plugin's own config).",
+)
+@click.option(
+    "--password-encoder-secret",
+    envvar=writer.SECRET_ENV,
+    metavar="SECRET",
+    help=f"The brokers' password.encoder.secret, to store password configs encrypted (env {writer.SECRET_ENV}).",
+)
+@click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the entity's history.")
+@global_options
+@click.pass_context
+def alter(ctx: click.Context, **kwargs: Any) -> None:
+    """Set or delete dynamic configs of one entity.
+
+    The config node and its change notification are written in one ZooKeeper transaction,
+    checked against the node's version; a concurrent change is re-read and the change
+    re-applied. Examples:
+
+    \b
+      configctl alter --topic orders --add-config 'retention.ms=86400000,cleanup.policy=[compact,delete]'
+      configctl alter --user User:alice --add-config 'SCRAM-SHA-256=[iterations=8192,password=s3cret]'
+      configctl alter --user-defaults --client app1 --add-config consumer_byte_rate=2048
+      configctl alter --broker-defaults --delete-config log.retention.ms
+    """
+    selection = select(ctx, pop_selection(kwargs))
+    entity = selection.entity
+    assert entity is not None
+    added: dict[str, str] = {}
+    if kwargs["add_config_file"]:
+        added = load_properties_file(kwargs["add_config_file"])
+    if kwargs["add_config"] is not None:
+        added = merge_added(added, parse_add_config(kwargs["add_config"]))
+    deleted = parse_delete_config(kwargs["delete_config"]) if kwargs["delete_config"] is not None else []
+    if not added and not deleted:
+        raise InvalidInput("nothing to change: give --add-config, --add-config-file or --delete-config")
+    change = writer.prepare_change(
+        entity,
+        added,
+        deleted,
+        allow_custom=kwargs["allow_custom_config"],
+        password_secret=kwargs["password_encoder_secret"],
+    )
+    reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
+    with open_store() as store:
+        result = writer.alter(
+            store,
+            entity,
+            change,
+            if_version=kwargs["if_version"],
+            dry_run=kwargs["dry_run"],
+            allow_custom=kwargs["allow_custom_config"],
+            reason=reason,
+        )
+    _report(result, dry_run=kwargs["dry_run"])
+
+
+def _report(result: writer.AlterResult, *, dry_run: bool) -> None:
+    entity = result.entity
+    if settings().output == "json":
+        emit_json(
+            {
+                "entity_type": entity.type.value,
+                "entity_name": entity.name,
+                "entity_path": entity.path,
+                "dry_run": dry_run,
+                "changed": result.changed,
+                "version_before": result.before.version if result.before.exists else None,
+                "version": result.committed.version if result.committed else None,
+                "change_number": result.committed.change_number if result.committed else None,
+                "changes": diff_json(entity, result.diff),
+            }
+        )
+        return
+    out = console()
+    label = entity_label(entity)
+    if not result.changed:
+        out.print(f"No change: {label} already has these configs.")
+        return
+    title = f"{'Would change' if dry_run else 'Changed'} {label} ({entity.path})"
+    out.print(diff_table(entity, result.diff, title=title))
+    if dry_run:
+        out.print("Dry run: nothing written.")
+    elif result.committed is not None:
+        out.print(
+            f"Completed updating config for {label}: version {result.committed.version}, "
+            f"change {result.committed.change_number}."
+        )

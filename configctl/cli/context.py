@@ -1,0 +1,34 @@
+"""What every ZooKeeper-using command needs: a store opened from the global options, quiet logs."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from configctl.cli.options import settings
+from configctl.zkstore import ZkStore
+
+
+def quiet_libraries() -> None:
+    """kazoo logs connection retries at WARNING; a CLI shows one clear error line instead."""
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL)
+    logging.getLogger("kazoo").addHandler(logging.NullHandler())
+
+
+@contextmanager
+def open_store(*, reason_identity: str | None = None) -> Iterator[ZkStore]:
+    """Open a :class:`ZkStore` from --zookeeper/--zk-auth/--zk-timeout; closed on exit."""
+    quiet_libraries()
+    opts = settings()
+    history_limit = int(os.environ.get("CONFIGCTL_HISTORY_LIMIT", "50") or 50)
+    store = ZkStore(
+        opts.zookeeper,
+        auth=opts.zk_auth,
+        timeout=opts.zk_timeout,
+        identity=reason_identity,
+        history_limit=history_limit,
+    )
+    with store:
+        yield store

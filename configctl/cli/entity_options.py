@@ -1,0 +1,192 @@
+"""How commands name an entity: Kafka's ``--entity-type/--entity-name/--entity-default`` and shortcuts.
+
+Kafka pairs each ``--entity-type`` with the ``--entity-name`` or ``--entity-default`` given in
+the same position, so ``--entity-type users --entity-default --entity-type clients
+--entity-name app1`` means ``users/<default>/clients/app1``. click does not keep the order
+of different options, so :class:`EntityCommand` remembers the raw arguments and
+:func:`select_entities` reads the order from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from configctl.entities import DEFAULT, Entity, EntityType, parse_entity_type
+from configctl.errors import InvalidInput
+
+
+class EntityCommand(click.Command):
+    """A command that keeps its raw arguments so option order can be recovered."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["configctl.raw_args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+_SHORTCUTS = {
+    "topic": EntityType.TOPICS,
+    "client": EntityType.CLIENTS,
+    "user": EntityType.USERS,
+    "broker": EntityType.BROKERS,
+    "ip": EntityType.IPS,
+}
+
+
+def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the entity-selection options (values reach the command as ``**selection``)."""
+    options = [
+        click.option(
+            "--entity-type",
+            "entity_types",
+            multiple=True,
+            metavar="TYPE",
+            help="topics, clients, users, brokers or ips; give users then clients for user+client entities.",
+        ),
+        click.option(
+            "--entity-name", "entity_names", multiple=True, metavar="NAME", help="Name of the entity."
+        ),
+        click.option(
+            "--entity-default",
+            "entity_default",
+            count=True,
+            help="The <default> entity of the type in the same position.",
+        ),
+        click.option("--topic", metavar="NAME", help="Shortcut for --entity-type topics --entity-name NAME."),
+        click.option("--client", metavar="ID", help="A client id (with --user: that user's client)."),
+        click.option("--user", metavar="PRINCIPAL", help="A user principal, e.g. User:alice."),
+        click.option("--broker", metavar="ID", help="A broker id."),
+        click.option("--ip", metavar="ADDRESS", help="An IPv4 or IPv6 address."),
+        click.option(
+            "--client-defaults", is_flag=True, help="The <default> client (with --user: that user's)."
+        ),
+        click.option("--user-defaults", is_flag=True, help="The <default> user."),
+        click.option(
+            "--broker-defaults", is_flag=True, help="The <default> broker (cluster-wide dynamic defaults)."
+        ),
+        click.option("--ip-defaults", is_flag=True, help="The <default> IP."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the options name: one entity, or every entity of a type (``entity`` is None)."""
+
+    entity_type: EntityType
+    entity: Entity | None
+
+
+def select(ctx: click.Context, params: dict[str, Any], *, allow_all: bool = False) -> Selection:
+    """Resolve the entity options into one entity (or, with ``allow_all``, a whole type)."""
+    shortcut_given = any(params.get(k) for k in _SHORTCUTS) or any(
+        params.get(f"{k}_defaults") for k in _SHORTCUTS if k != "topic"
+    )
+    generic_given = bool(
+        params.get("entity_types") or params.get("entity_names") or params.get("entity_default")
+    )
+    if shortcut_given and generic_given:
+        raise InvalidInput(
+            "use either --entity-type/--entity-name/--entity-default or the shortcuts, not both"
+        )
+    if shortcut_given:
+        return _from_shortcuts(params)
+    if generic_given:
+        return _from_generic(ctx, params, allow_all=allow_all)
+    raise InvalidInput(
+        "name an entity: --entity-type with --entity-name/--entity-default, or --topic/--broker/..."
+    )
+
+
+def _from_shortcuts(params: dict[str, Any]) -> Selection:
+    named: dict[EntityType, str] = {}
+    for key, etype in _SHORTCUTS.items():
+        value = params.get(key)
+        is_default = bool(params.get(f"{key}_defaults")) if key != "topic" else False
+        if value is not None and is_default:
+            raise InvalidInput(f"--{key} and --{key}-defaults cannot be combined")
+        if value is not None:
+            named[etype] = value
+        elif is_default:
+            named[etype] = DEFAULT
+    if EntityType.USERS in named and EntityType.CLIENTS in named and len(named) == 2:
+        return Selection(
+            EntityType.USERS, Entity.of(EntityType.USERS, named[EntityType.USERS], named[EntityType.CLIENTS])
+        )
+    if len(named) != 1:
+        flags = ", ".join(f"--{t.value[:-1]}" for t in named)
+        raise InvalidInput(f"name one entity (only --user and --client combine); got {flags}")
+    ((etype, name),) = named.items()
+    return Selection(etype, Entity.of(etype, name))
+
+
+def _from_generic(ctx: click.Context, params: dict[str, Any], *, allow_all: bool) -> Selection:
+    types = [parse_entity_type(t) for t in params.get("entity_types") or ()]
+    if not types:
+        raise InvalidInput("--entity-name/--entity-default need --entity-type")
+    names = _ordered_names(ctx.meta.get("configctl.raw_args", []), params)
+    if types == [EntityType.USERS, EntityType.CLIENTS] or types == [EntityType.CLIENTS, EntityType.USERS]:
+        if len(names) != 2:
+            raise InvalidInput(
+                "a user+client entity needs a name (or --entity-default) for both the user and the client"
+            )
+        if types[0] is EntityType.CLIENTS:
+            names.reverse()
+        return Selection(EntityType.USERS, Entity.of(EntityType.USERS, names[0], names[1]))
+    if len(types) != 1:
+        raise InvalidInput("give one --entity-type (or users and clients for a user+client entity)")
+    if not names:
+        if allow_all:
+            return Selection(types[0], None)
+        raise InvalidInput(f"name the {types[0].value[:-1]}: --entity-name NAME or --entity-default")
+    if len(names) > 1:
+        raise InvalidInput("one --entity-name (or --entity-default) per --entity-type")
+    return Selection(types[0], Entity.of(types[0], names[0]))
+
+
+def _ordered_names(raw_args: list[str], params: dict[str, Any]) -> list[str]:
+    """Names and defaults in the order they appeared on the command line."""
+    explicit = list(params.get("entity_names") or ())
+    ordered: list[str] = []
+    index = 0
+    tokens = iter(raw_args)
+    for token in tokens:
+        if token == "--entity-default":
+            ordered.append(DEFAULT)
+        elif token == "--entity-name":
+            next(tokens, None)
+            ordered.append(explicit[index] if index < len(explicit) else "")
+            index += 1
+        elif token.startswith("--entity-name="):
+            ordered.append(explicit[index] if index < len(explicit) else "")
+            index += 1
+    if len(ordered) != len(explicit) + int(params.get("entity_default") or 0):
+        # Could not recover the order (unusual spelling): explicit names first, then defaults.
+        ordered = explicit + [DEFAULT] * int(params.get("entity_default") or 0)
+    return ordered
+
+
+ENTITY_PARAM_NAMES = (
+    "entity_types",
+    "entity_names",
+    "entity_default",
+    "topic",
+    "client",
+    "user",
+    "broker",
+    "ip",
+    "client_defaults",
+    "user_defaults",
+    "broker_defaults",
+    "ip_defaults",
+)
+
+
+def pop_selection(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Split the entity-selection params out of a command's kwargs."""
+    return {name: kwargs.pop(name) for name in ENTITY_PARAM_NAMES if name in kwargs}

@@ -1,0 +1,147 @@
+"""The write path: turn an operator's change into a validated, conflict-safe ZooKeeper write.
+
+``prepare_change`` does everything that does not need ZooKeeper (SCRAM credentials computed
+on the client, broker passwords encrypted, keys and values validated) so bad input fails
+before a connection is opened. ``alter`` then runs the read → apply → validate → commit loop:
+on a version conflict it re-reads and re-applies the same change, so concurrent writers to
+one entity never lose each other's keys.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from configctl import catalogue, secrets, validation
+from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
+from configctl.entities import Entity, EntityType
+from configctl.errors import Conflict, InvalidInput
+from configctl.zkstore import Change, Committed, Stored, VersionConflict, ZkStore
+
+DEFAULT_MAX_ATTEMPTS = 200
+PASSWORD_ENCODER_PREFIX = "password.encoder."
+SECRET_ENV = "CONFIGCTL_PASSWORD_ENCODER_SECRET"
+
+
+@dataclass(frozen=True)
+class AlterResult:
+    entity: Entity
+    before: Stored
+    after: dict[str, str]
+    diff: list[KeyDiff]
+    committed: Committed | None
+    attempts: int
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diff)
+
+
+def prepare_change(
+    entity: Entity,
+    add: Mapping[str, str],
+    delete: tuple[str, ...] | list[str] = (),
+    *,
+    allow_custom: bool = False,
+    password_secret: str | None = None,
+) -> ConfigChange:
+    """Validate what can be validated alone and put secrets in their stored form.
+
+    ``password.encoder.*`` keys given with the change configure the encryption of broker
+    password configs and are never stored, as in kafka-configs.sh.
+    """
+    add = dict(add)
+    encoder_settings = {k: add.pop(k) for k in list(add) if k.startswith(PASSWORD_ENCODER_PREFIX)}
+    if encoder_settings and entity.type is not EntityType.BROKERS:
+        raise InvalidInput("password.encoder.* settings only apply to broker configs")
+    change = ConfigChange(add=add, delete=tuple(delete))
+    # Check plain keys before touching secrets (a misplaced password config should say so, not
+    # ask for an encoder secret); SCRAM keys are checked in their stored form afterwards.
+    plain = {k: v for k, v in add.items() if k not in secrets.SCRAM_MECHANISMS}
+    validation.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
+    stored = _stored_secrets(entity, add, encoder_settings, password_secret)
+    validation.check(entity, stored, changed=list(stored), allow_custom=allow_custom)
+    return ConfigChange(add=stored, delete=change.delete)
+
+
+def _stored_secrets(
+    entity: Entity, add: dict[str, str], encoder_settings: dict[str, str], password_secret: str | None
+) -> dict[str, str]:
+    result = dict(add)
+    for key, value in add.items():
+        if key in secrets.SCRAM_MECHANISMS:
+            if not value.startswith("salt="):
+                password, iterations = secrets.parse_scram_spec(key, value)
+                result[key] = secrets.scram_credential(key, password, iterations)
+        elif entity.type is EntityType.BROKERS and catalogue.is_sensitive(EntityType.BROKERS, key):
+            result[key] = _encoder(encoder_settings, password_secret, key).encode(value)
+    return result
+
+
+def _encoder(settings: dict[str, str], password_secret: str | None, key: str) -> secrets.PasswordEncoder:
+    secret = settings.get("password.encoder.secret") or password_secret
+    if not secret:
+        raise InvalidInput(
+            f"{key} is a password config: give the brokers' password.encoder.secret with "
+            f"--password-encoder-secret or {SECRET_ENV} so it is stored encrypted"
+        )
+    options: dict[str, object] = {}
+    if "password.encoder.cipher.algorithm" in settings:
+        options["cipher_algorithm"] = settings["password.encoder.cipher.algorithm"]
+    if "password.encoder.keyfactory.algorithm" in settings:
+        options["key_factory_algorithm"] = settings["password.encoder.keyfactory.algorithm"]
+    try:
+        if "password.encoder.key.length" in settings:
+            options["key_length"] = int(settings["password.encoder.key.length"])
+        if "password.encoder.iterations" in settings:
+            options["iterations"] = int(settings["password.encoder.iterations"])
+    except ValueError:
+        raise InvalidInput("password.encoder.key.length and .iterations must be integers") from None
+    return secrets.PasswordEncoder(secret, **options)  # type: ignore[arg-type]
+
+
+def alter(
+    store: ZkStore,
+    entity: Entity,
+    change: ConfigChange,
+    *,
+    if_version: int | None = None,
+    dry_run: bool = False,
+    allow_custom: bool = False,
+    reason: str = "",
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> AlterResult:
+    """Apply ``change`` to the entity's current config and commit it atomically.
+
+    Retries on a version conflict (bounded); with ``if_version`` a conflict is reported instead,
+    because the caller asked for exactly that version.
+    """
+    for attempt in range(1, max_attempts + 1):
+        # A store that wrote this entity last knows its state; start from that and let the
+        # version check catch anyone who wrote since (one round trip instead of two).
+        cached = store.last_written(entity) if attempt == 1 and if_version is None and not dry_run else None
+        before = cached or store.read(entity)
+        if if_version is not None and before.version != if_version:
+            raise Conflict(
+                f"{entity.display} is at version {before.version}, not {if_version} (--if-version); nothing written"
+            )
+        after = apply_change(before.config, change, what=entity.display)
+        validation.check(entity, after, changed=list(change.add), allow_custom=allow_custom)
+        changes = diff(before.config, after)
+        if dry_run or not changes:
+            return AlterResult(entity, before, after, changes, None, attempt)
+        try:
+            (committed,) = store.commit(
+                [Change(entity, after, before.version, previous=before.config)], reason=reason
+            )
+        except VersionConflict:
+            if if_version is not None:
+                raise Conflict(
+                    f"{entity.display} changed while writing (--if-version {if_version}); nothing written"
+                ) from None
+            time.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))
+            continue
+        return AlterResult(entity, before, after, changes, committed, attempt)
+    raise Conflict(f"{entity.display} kept changing under {max_attempts} attempts; nothing written")
