@@ -22,6 +22,9 @@ class GlobalSettings:
     output: str = "table"
     zk_auth: str | None = None
     zk_timeout: float = 10.0
+    # True when --zookeeper or CONFIGCTL_ZOOKEEPER named a server (not just the default);
+    # the audit consults ZooKeeper only then.
+    zookeeper_explicit: bool = False
 
 
 def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -30,6 +33,8 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         settings = ctx.ensure_object(GlobalSettings)
     source = ctx.get_parameter_source(param.name)  # type: ignore[arg-type]
     explicit = source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+    if param.name == "zookeeper" and explicit:
+        settings.zookeeper_explicit = True
     if value is not None and (explicit or getattr(settings, param.name) in (None, _defaults[param.name])):
         setattr(settings, param.name, value)
     return value
