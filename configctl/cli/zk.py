@@ -1,0 +1,156 @@
+"""``configctl zk start|status|stop``: run a real ZooKeeper on this machine.
+
+Thin on purpose: :mod:`configctl.localzk` does the work; this module parses and renders.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from configctl.cli.options import global_options, settings
+from configctl.errors import NotFound
+from configctl.localzk import LocalZooKeeper, NodeStatus, ServerStatus, default_data_dir
+
+_DATA_DIR_HELP = "Directory that holds the server's data, logs and state; it identifies the server."
+
+
+def _data_dir_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--data-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help=f"{_DATA_DIR_HELP}  [default: {default_data_dir()}]",
+    )(func)
+
+
+def _console() -> Console:
+    # soft_wrap: never break a path or connect string across lines when stdout is not a terminal.
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _echo_json(document: object) -> None:
+    click.echo(json.dumps(document, indent=2))
+
+
+@click.group()
+@global_options
+def zk() -> None:
+    """Run a real ZooKeeper (one server or a 3-node ensemble) on this machine.
+
+    The server runs in the background from pyspark's ZooKeeper jars (Java 17+ needed) and
+    keeps running after this command returns; `configctl zk stop` ends it.
+    """
+
+
+@zk.command()
+@click.option("--port", type=click.IntRange(1, 65535), default=2181, show_default=True, help="Client port.")
+@_data_dir_option
+@click.option(
+    "--nodes",
+    type=click.Choice(["1", "3"]),
+    default="1",
+    show_default=True,
+    help="1 for a single server; 3 for an ensemble on ports PORT, PORT+1, PORT+2.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the server to answer.",
+)
+@global_options
+def start(port: int, data_dir: Path | None, nodes: str, timeout: float) -> None:
+    """Start ZooKeeper in the background and print its connect string."""
+    server = LocalZooKeeper(data_dir, port=port, nodes=int(nodes))
+    status = server.start(timeout=timeout)
+    if settings().output == "json":
+        _echo_json(
+            {
+                "connect": status.connect_string,
+                "data_dir": str(status.data_dir),
+                "nodes": [node.to_json() for node in status.nodes],
+            }
+        )
+        return
+    console = _console()
+    count = len(status.nodes)
+    console.print(f"Started ZooKeeper ({count} node{'s' if count > 1 else ''}) in {status.data_dir}")
+    console.print(f"connect string: {status.connect_string}")
+    console.print(f"use it with:    export CONFIGCTL_ZOOKEEPER={status.connect_string}")
+
+
+@zk.command()
+@_data_dir_option
+@global_options
+def status(data_dir: Path | None) -> None:
+    """Show whether the server started from DATA_DIR runs (exit 0) or not (exit 6)."""
+    current = LocalZooKeeper(data_dir).status()
+    if not current.running:
+        raise NotFound(_not_running(current))
+    if settings().output == "json":
+        _echo_json(current.to_json())
+        return
+    console = _console()
+    alive = sum(node.alive for node in current.nodes)
+    console.print(
+        f"ZooKeeper in {current.data_dir}: running, {alive}/{len(current.nodes)} "
+        f"node{'s' if len(current.nodes) > 1 else ''} alive, started {current.started_at}"
+    )
+    console.print(f"connect string: {current.connect_string}")
+    console.print(_node_table(current.nodes))
+
+
+@zk.command()
+@_data_dir_option
+@global_options
+def stop(data_dir: Path | None) -> None:
+    """Stop the server(s) started from DATA_DIR; the data stays for the next start.
+
+    Stopping when nothing runs is not an error (exit 0), so scripts can always clean up.
+    """
+    server = LocalZooKeeper(data_dir)
+    stopped = server.stop()
+    if settings().output == "json":
+        stopped_json = [{"id": node.id, "pid": node.pid, "port": node.client_port} for node in stopped]
+        _echo_json({"data_dir": str(server.data_dir), "stopped": stopped_json})
+        return
+    console = _console()
+    if not stopped:
+        console.print(f"Nothing to stop: no ZooKeeper started by configctl runs in {server.data_dir}")
+        return
+    pids = ", ".join(f"{node.pid} (port {node.client_port})" for node in stopped)
+    console.print(f"Stopped ZooKeeper in {server.data_dir}: pid {pids}")
+
+
+def _not_running(status: ServerStatus) -> str:
+    if status.nodes:
+        return (
+            f"ZooKeeper in {status.data_dir} is not running (its processes are gone; "
+            f"see {status.nodes[0].log_file})"
+        )
+    return f"no ZooKeeper started by configctl is running in {status.data_dir}"
+
+
+def _node_table(nodes: tuple[NodeStatus, ...]) -> Table:
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("node", "pid", "port", "alive", "mode", "log"):
+        table.add_column(column, overflow="fold")
+    for node in nodes:
+        table.add_row(
+            str(node.id),
+            str(node.pid),
+            str(node.client_port),
+            "yes" if node.alive else "[red]no[/red]",
+            node.mode or "-",
+            str(node.log_file),
+        )
+    return table

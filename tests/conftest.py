@@ -1,0 +1,166 @@
+"""The test harness: markers by folder, real ZooKeeper servers, per-test isolation, CLI runner.
+
+Servers are real (pyspark's ZooKeeper jars + Java), started only when a test asks for them:
+
+- ``zk_server`` (session): one shared single server. Tests never use its root directly:
+  ``zk_connect`` hands each test a fresh chroot (``127.0.0.1:P/t-<hex>``) and ``zk`` a started
+  KazooClient on it, so tests cannot see each other's nodes.
+- ``zk_ensemble`` (module-scoped servers): a 3-node ensemble; before each test every node is
+  running again, so a test may kill nodes freely.
+- ``restartable_zk`` (function): a dedicated single server a test may kill and restart.
+  Never kill the shared ``zk_server``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from configctl.errors import EnvironmentProblem
+from configctl.localzk import LocalZooKeeper
+
+TESTS_DIR = Path(__file__).resolve().parent
+if str(TESTS_DIR) not in sys.path:  # `from helpers import ...` works in every pytest import mode
+    sys.path.insert(0, str(TESTS_DIR))
+
+from helpers import CliResult, free_port_block, run_cli  # noqa: E402
+from helpers import free_port as _free_port  # noqa: E402
+
+_FOLDER_MARKERS = {"unit": "unit", "integration": "zk", "spark": "spark"}
+_ENSEMBLE_START_TIMEOUT = 60.0  # three JVMs on a loaded two-core CI box
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Make SIGTERM (``timeout`` in CI, a closed terminal) interrupt the run like Ctrl-C does.
+
+    Test servers run in their own session, so they do not die with pytest: only fixture
+    teardown stops them, and pytest runs teardown on KeyboardInterrupt but not on SIGTERM.
+    """
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark tests by folder (unit / zk / spark); tests using the ensemble are also ``ensemble``."""
+    for item in items:
+        try:
+            parts = item.path.resolve().relative_to(TESTS_DIR).parts
+        except ValueError:
+            continue
+        marker = _FOLDER_MARKERS.get(parts[0]) if len(parts) > 1 else None
+        if marker and item.get_closest_marker(marker) is None:
+            item.add_marker(marker)
+        if "zk_ensemble" in getattr(item, "fixturenames", ()):
+            item.add_marker("ensemble")
+
+
+def _start_server(data_dir: Path, nodes: int = 1, timeout: float = 30.0) -> LocalZooKeeper:
+    """Start a server on free ports, trying again if another process grabbed a port meanwhile."""
+    for attempt in range(3):
+        server = LocalZooKeeper(data_dir, port=free_port_block(nodes), nodes=nodes)
+        try:
+            server.start(timeout=timeout)
+            return server
+        except EnvironmentProblem as exc:
+            if "already in use" not in str(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    return _free_port()
+
+
+@pytest.fixture
+def cli() -> Callable[..., CliResult]:
+    """:func:`helpers.run_cli`: run ``python -m configctl ...`` in a subprocess."""
+    return run_cli
+
+
+@pytest.fixture(scope="session")
+def zk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalZooKeeper]:
+    """One real single ZooKeeper for the whole session (stopped at the end, also on failure)."""
+    server = _start_server(tmp_path_factory.mktemp("zk-session"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def _zk_admin(zk_server: LocalZooKeeper) -> Iterator[KazooClient]:
+    """A session-wide client on the shared server's root, used only to create and drop chroots."""
+    client = KazooClient(hosts=zk_server.connect_string, timeout=10.0)
+    client.start(timeout=30)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+@pytest.fixture
+def zk_connect(zk_server: LocalZooKeeper, _zk_admin: KazooClient) -> Iterator[str]:
+    """A connect string with a fresh, empty chroot of its own: ``127.0.0.1:P/t-<hex>``."""
+    chroot = f"/t-{uuid.uuid4().hex[:12]}"
+    _zk_admin.create(chroot)
+    try:
+        yield f"{zk_server.connect_string}{chroot}"
+    finally:
+        with contextlib.suppress(Exception):
+            _zk_admin.delete(chroot, recursive=True)
+
+
+@pytest.fixture
+def zk(zk_connect: str) -> Iterator[KazooClient]:
+    """A started KazooClient inside the test's chroot (``/`` is the chroot)."""
+    client = KazooClient(hosts=zk_connect, timeout=10.0)
+    client.start(timeout=30)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def _zk_ensemble_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalZooKeeper]:
+    server = _start_server(tmp_path_factory.mktemp("zk-ensemble"), nodes=3, timeout=_ENSEMBLE_START_TIMEOUT)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def zk_ensemble(_zk_ensemble_servers: LocalZooKeeper) -> LocalZooKeeper:
+    """A 3-node ensemble (one per test module) with every node running and a quorum serving.
+
+    A test may kill nodes (``kill_node``); the next test gets them back.
+    """
+    _zk_ensemble_servers.start_missing_nodes(timeout=_ENSEMBLE_START_TIMEOUT)
+    _zk_ensemble_servers.wait_serving(timeout=_ENSEMBLE_START_TIMEOUT)
+    return _zk_ensemble_servers
+
+
+@pytest.fixture
+def restartable_zk(tmp_path: Path) -> Iterator[LocalZooKeeper]:
+    """A single server of this test's own, which the test may kill and restart."""
+    server = _start_server(tmp_path / "zk")
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,117 @@
+"""Helpers shared by the test suites: run the real CLI, find free ports, wait for conditions.
+
+Import them as ``from helpers import run_cli`` (tests/conftest.py puts this directory on
+``sys.path``), or use the ``cli`` and ``free_port`` fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import NamedTuple, TypeVar
+
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+T = TypeVar("T")
+
+
+class CliResult(NamedTuple):
+    """What a ``configctl`` run left behind; unpacks as ``(returncode, stdout, stderr)``."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(
+    *args: str,
+    env: Mapping[str, str | None] | None = None,
+    input: str | None = None,
+    timeout: float = 120.0,
+    cwd: Path | str | None = None,
+) -> CliResult:
+    """Run ``python -m configctl ARGS`` in a subprocess, exactly as a user would.
+
+    The child gets this environment minus every ``CONFIGCTL_*`` variable (so a developer's
+    settings never leak into a test), then ``env`` on top; a ``None`` value removes a variable
+    (``env={"JAVA_HOME": None}``). The repository root is prepended to ``PYTHONPATH``.
+    """
+    child_env = {key: value for key, value in os.environ.items() if not key.startswith("CONFIGCTL_")}
+    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), child_env.get("PYTHONPATH")]))
+    for key, value in (env or {}).items():
+        if value is None:
+            child_env.pop(key, None)
+        else:
+            child_env[key] = value
+    completed = subprocess.run(
+        [sys.executable, "-m", "configctl", *args],
+        env=child_env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        check=False,
+    )
+    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def free_port_block(count: int, attempts: int = 50) -> int:
+    """The first of ``count`` consecutive free ports (an ensemble listens on P, P+1, P+2)."""
+    from configctl.localzk import port_is_free
+
+    for _ in range(attempts):
+        first = free_port()
+        if first + count - 1 <= 65535 and all(port_is_free(first + i) for i in range(count)):
+            return first
+    raise RuntimeError(f"no block of {count} free ports found")
+
+
+def wait_for(
+    condition: Callable[[], T], timeout: float = 10.0, interval: float = 0.05, message: str = "condition"
+) -> T:
+    """Poll ``condition`` until it returns something truthy and return that; fail after ``timeout``.
+
+    Exceptions raised by ``condition`` count as "not yet" until the deadline, then propagate.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = condition()
+            if result:
+                return result
+        except Exception:
+            if time.monotonic() >= deadline:
+                raise
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {message}")
+        time.sleep(interval)
+
+
+def zookeeper_pids(data_dir: Path | str) -> list[int]:
+    """Pids of live ZooKeeper JVMs whose command line points into ``data_dir`` (zombies excluded)."""
+    marker = str(Path(data_dir).absolute()) + os.sep
+    pids = []
+    for proc in psutil.process_iter(["pid", "cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if proc.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if any("org.apache.zookeeper" in arg for arg in cmdline) and any(
+            arg.startswith(marker) for arg in cmdline
+        ):
+            pids.append(proc.info["pid"])
+    return pids

@@ -1,0 +1,49 @@
+"""The command line starts fast: ``--help`` lists every command without paying for pyspark."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import run_cli
+
+pytestmark = pytest.mark.unit
+
+
+def _imported_modules(importtime_log: str) -> set[str]:
+    """Module names from ``-X importtime`` lines: ``import time: self | cumulative | name``."""
+    names = set()
+    for line in importtime_log.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+@pytest.mark.parametrize("args", [("--help",), ("zk", "--help"), ("zk", "start", "--help")])
+def test_help_exits_0_without_importing_pyspark(args: tuple[str, ...]) -> None:
+    code, out, err = run_cli(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert code == 0, err
+    assert out.startswith("Usage: configctl")
+    modules = _imported_modules(err)
+    assert "configctl.cli.main" in modules  # the import log is really there
+    assert not {m for m in modules if m == "pyspark" or m.startswith("pyspark.")}
+
+
+def test_top_level_help_lists_the_zk_command() -> None:
+    code, out, _err = run_cli("--help")
+    assert code == 0
+    assert any(line.split()[:1] == ["zk"] for line in out.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("no-such-command",), "no-such-command"),
+        (("zk", "bogus"), "bogus"),
+        (("zk", "start", "--nodes", "2"), "--nodes"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...], needle: str) -> None:
+    code, out, err = run_cli(*args)
+    assert code == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
