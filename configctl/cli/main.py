@@ -73,7 +73,8 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; every :class:`ConfigctlError` becomes one line on stderr and its exit status."""
     try:
-        cli.main(args=argv, prog_name="configctl", standalone_mode=False)
+        # Without standalone mode click returns (rather than raises) the code of ctx.exit().
+        returned = cli.main(args=argv, prog_name="configctl", standalone_mode=False)
     except ConfigctlError as exc:
         click.echo(f"error: {exc.message}", err=True)
         sys.exit(exc.exit_code)
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
         sys.exit(130)
-    sys.exit(0)
+    sys.exit(returned if isinstance(returned, int) else 0)
 
 
 def _one_line(text: str) -> str:
