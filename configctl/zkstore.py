@@ -14,11 +14,13 @@ import contextlib
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import EXCEPTIONS as _KAZOO_EXCEPTIONS
 from kazoo.exceptions import (
     AuthFailedError,
     BadVersionError,
@@ -29,8 +31,19 @@ from kazoo.exceptions import (
     NoNodeError,
     RolledBackError,
     SessionExpiredError,
+    UnimplementedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.paths import _prefix_root
+from kazoo.protocol.serialization import (
+    MultiHeader,
+    int_struct,
+    multiheader_struct,
+    read_buffer,
+    stat_struct,
+    write_string,
+)
+from kazoo.protocol.states import ZnodeStat
 from kazoo.retry import KazooRetry
 from kazoo.security import OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
 
@@ -60,6 +73,8 @@ DEFAULT_HISTORY_LIMIT = 50
 # ZooKeeper's jute.maxbuffer is 1 MiB by default; keep each multi well below it.
 MAX_MULTI_BYTES = 900_000
 MAX_MULTI_OPS = 1000
+# Nodes per multiRead request: a config node is small, so a chunk's response stays far below 1 MiB.
+READ_CHUNK = 1000
 
 # Paths whose configs hold secrets (SCRAM credentials, encrypted passwords): not world-readable.
 _SENSITIVE_TYPES = (EntityType.USERS, EntityType.BROKERS)
@@ -97,6 +112,16 @@ class Committed:
     entity: Entity
     version: int
     change_number: int
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A multi built by :meth:`ZkStore._prepare`, not yet sent."""
+
+    changes: list[Change]
+    transaction: Any
+    notification_ops: list[int]
+    new_history_dirs: set[str]
 
 
 @dataclass(frozen=True)
@@ -171,6 +196,7 @@ class ZkStore:
             )
         self.client = client
         self._known_paths: set[str] = set()
+        self._multi_read_supported = True
         # What this store last wrote per entity: a writer may start from it instead of
         # re-reading (the version check still catches anyone who wrote since).
         self._written: dict[Entity, Stored] = {}
@@ -227,8 +253,15 @@ class ZkStore:
                 parts = path.strip("/").split("/")
                 for depth in range(1, len(parts) + 1):
                     prefix = "/" + "/".join(parts[:depth])
-                    with contextlib.suppress(NodeExistsError):
+                    try:
                         self.client.retry(self.client.create, prefix, b"", acl=self.acl_for(prefix))
+                    except NodeExistsError:
+                        continue
+                    except NoNodeError:
+                        # Only a missing chroot makes the first level's parent vanish.
+                        raise NotFound(
+                            f"the chroot {self.client.chroot or '/'} of {self.connect} does not exist in ZooKeeper"
+                        ) from None
         self._known_paths.add(path)
 
     # -- reads --------------------------------------------------------------------------------
@@ -276,20 +309,68 @@ class ZkStore:
         return sorted(result, key=_entity_sort_key)
 
     def read_many(self, entities: Iterable[Entity]) -> list[Stored]:
-        """Read many nodes pipelined (one round trip of latency, not one per node)."""
-        pending = [(entity, self.client.get_async(entity.znode)) for entity in entities]
+        """Read many nodes in few round trips (ZooKeeper multiRead, or pipelined reads)."""
+        wanted = list(entities)
         result = []
-        for entity, async_result in pending:
-            with translate_errors(f"read {entity.znode}"):
+        for entity, found in zip(wanted, self.get_many([e.znode for e in wanted]), strict=True):
+            if found is None:
+                result.append(Stored(entity, {}, -1))
+                continue
+            data, version = found
+            try:
+                result.append(Stored(entity, decode_entity_config(data), version))
+            except InvalidInput as exc:
+                raise InvalidInput(f"{entity.znode} holds a malformed config: {exc}") from None
+        return result
+
+    def get_many(self, paths: Sequence[str]) -> list[tuple[bytes, int] | None]:
+        """Data and version of each node (None when absent), in the order given.
+
+        kazoo pays a system call per request, so thousands of single reads take seconds; one
+        multiRead (ZooKeeper 3.6+) of up to :data:`READ_CHUNK` nodes costs one request. Servers
+        without multiRead get pipelined single reads instead.
+        """
+        if self._multi_read_supported:
+            try:
+                return self._multi_get(paths)
+            except UnimplementedError:
+                self._multi_read_supported = False
+        return self._pipelined_get(paths)
+
+    def _multi_get(self, paths: Sequence[str]) -> list[tuple[bytes, int] | None]:
+        chroot = self.client.chroot
+        pending = []
+        for start in range(0, len(paths), READ_CHUNK):
+            chunk = paths[start : start + READ_CHUNK]
+            request = _MultiRead(tuple(_prefix_root(chroot, path) for path in chunk))
+            async_result = self.client.handler.async_result()
+            self.client._call(request, async_result)  # kazoo has no public multiRead
+            pending.append((chunk, async_result))
+        result: list[tuple[bytes, int] | None] = []
+        for chunk, async_result in pending:
+            with translate_errors(f"read {len(paths)} nodes"):
+                answers = async_result.get(timeout=self.timeout)
+            for path, answer in zip(chunk, answers, strict=True):
+                if isinstance(answer, NoNodeError):
+                    result.append(None)
+                elif isinstance(answer, Exception):
+                    with translate_errors(f"read {path}"):
+                        raise answer
+                else:
+                    result.append(answer)
+        return result
+
+    def _pipelined_get(self, paths: Sequence[str]) -> list[tuple[bytes, int] | None]:
+        pending = [(path, self.client.get_async(path)) for path in paths]
+        result: list[tuple[bytes, int] | None] = []
+        for path, async_result in pending:
+            with translate_errors(f"read {path}"):
                 try:
                     data, stat = async_result.get(timeout=self.timeout)
                 except NoNodeError:
-                    result.append(Stored(entity, {}, -1))
+                    result.append(None)
                     continue
-            try:
-                result.append(Stored(entity, decode_entity_config(data), stat.version))
-            except InvalidInput as exc:
-                raise InvalidInput(f"{entity.znode} holds a malformed config: {exc}") from None
+            result.append((data, stat.version))
         return result
 
     def read_type(self, entity_type: EntityType) -> list[Stored]:
@@ -319,13 +400,71 @@ class ZkStore:
         """
         if not changes:
             return []
+        prepared = self._prepare(changes, reason, self._before_writes(changes))
+        with translate_errors("write configs"):
+            results = prepared.transaction.commit()
+        return self._finish(prepared, results)
+
+    def commit_batches(
+        self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
+    ) -> Iterator[list[Committed]]:
+        """Commit many changes in as few multis as ZooKeeper's request size allows, yielding each batch.
+
+        Up to ``in_flight`` multis are outstanding at once, so the next one is built while
+        ZooKeeper applies the previous one; every read (parents, history directories) is done
+        before the first is sent. Each multi is still all or nothing and version-checked.
+        When one fails with :class:`VersionConflict` no further multi is sent; those already
+        sent are waited for (and yielded if they committed), then the conflict is raised.
+        """
+        queue: deque[tuple[_Prepared, Any]] = deque()
+        conflict: VersionConflict | None = None
+        # Every read happens now: a read sent while a multi is in flight waits for that multi,
+        # which would stop the next one being built meanwhile.
+        missing_history_dirs = self._before_writes(changes) if changes else set()
+
+        def settle() -> list[Committed] | None:
+            nonlocal conflict
+            prepared, async_result = queue.popleft()
+            try:
+                with translate_errors("write configs"):
+                    results = async_result.get()
+                return self._finish(prepared, results)
+            except VersionConflict as exc:
+                conflict = conflict or exc
+                return None
+
+        for batch in batches(changes):
+            if conflict is not None:
+                break
+            prepared = self._prepare(batch, reason, missing_history_dirs)
+            with translate_errors("write configs"):
+                queue.append((prepared, prepared.transaction.commit_async()))
+            while len(queue) >= max(1, in_flight):
+                done = settle()
+                if done is not None:
+                    yield done
+        while queue:
+            done = settle()
+            if done is not None:
+                yield done
+        if conflict is not None:
+            raise conflict
+
+    def _before_writes(self, changes: Sequence[Change]) -> set[str]:
+        """Create the parent nodes ``changes`` need; return the history directories still missing."""
         self.ensure_path(CHANGES_PATH)
+        for parent in dict.fromkeys(change.entity.znode.rsplit("/", 1)[0] for change in changes):
+            self.ensure_path(parent)
+        return self._missing_history_dirs(changes) if self.history_limit > 0 else set()
+
+    def _prepare(self, changes: Sequence[Change], reason: str, missing_history_dirs: set[str]) -> _Prepared:
+        """Build the multi for ``changes`` (no I/O: :meth:`_before_writes` did the reads)."""
         now_ms = int(time.time() * 1000)
+        new_history_dirs: set[str] = set()
         transaction = self.client.transaction()
+        notification_ops: list[int] = []
         for change in changes:
             entity = change.entity
-            self.ensure_path(entity.znode.rsplit("/", 1)[0])
-            self.ensure_path(self.history_path(entity))
             data = encode_entity_config(change.config)
             if change.expected_version < 0:
                 transaction.create(entity.znode, data, acl=self.acl_for(entity.znode))
@@ -333,6 +472,7 @@ class ZkStore:
             else:
                 transaction.set_data(entity.znode, data, version=change.expected_version)
                 new_version = change.expected_version + 1
+            notification_ops.append(len(transaction.operations))
             transaction.create(
                 f"{CHANGES_PATH}/{NOTIFICATION_PREFIX}",
                 encode_notification(entity),
@@ -350,14 +490,22 @@ class ZkStore:
                     "config": change.config,
                 }
                 history = self.history_path(entity)
+                if history in missing_history_dirs:
+                    new_history_dirs.add(history)
+                    # Created in the same multi: an entity's history directory only ever appears
+                    # with a write to that entity, which this multi's version check also guards.
+                    transaction.create(history, b"", acl=self.acl_for(history))
                 transaction.create(
                     f"{history}/{HISTORY_PREFIX}{new_version:010d}_",
                     json.dumps(record, sort_keys=True, separators=(",", ":")).encode(),
                     acl=self.acl_for(history + "/"),
                     sequence=True,
                 )
-        with translate_errors("write configs"):
-            results = transaction.commit()
+        return _Prepared(list(changes), transaction, notification_ops, new_history_dirs)
+
+    def _finish(self, prepared: _Prepared, results: list[Any]) -> list[Committed]:
+        """Turn a multi's results into :class:`Committed` records, or the error it failed with."""
+        changes = prepared.changes
         failures = [r for r in results if isinstance(r, Exception)]
         if failures:
             real = [f for f in failures if not isinstance(f, RolledBackError)]
@@ -365,14 +513,16 @@ class ZkStore:
             if isinstance(first, (BadVersionError, NodeExistsError, NoNodeError)):
                 for change in changes:
                     self._written.pop(change.entity, None)
+                    # A retry must not trust what this attempt believed about history directories.
+                    self._known_paths.discard(self.history_path(change.entity))
                 raise VersionConflict(str(first))
             if isinstance(first, NoAuthError):
                 raise PermissionDenied("ZooKeeper refused the write: no permission (check --zk-auth)")
             raise ZooKeeperUnavailable(f"ZooKeeper rejected the write: {type(first).__name__}")
+        self._known_paths.update(prepared.new_history_dirs)
         committed = []
-        step = 3 if self.history_limit > 0 else 2
-        for index, change in enumerate(changes):
-            notification_path = results[index * step + 1]
+        for index, change in zip(prepared.notification_ops, changes, strict=True):
+            notification_path = results[index]
             new_version = 0 if change.expected_version < 0 else change.expected_version + 1
             committed.append(
                 Committed(change.entity, new_version, change_number(notification_path.rsplit("/", 1)[1]))
@@ -380,15 +530,26 @@ class ZkStore:
         if self.history_limit > 0:
             # A node's history holds at most one record per version, so it can only outgrow
             # the limit once the version reaches it: skip the listing round trip before that.
-            for done in committed:
-                if done.version >= self.history_limit:
-                    self._trim_history(done.entity)
+            self._trim_histories([done.entity for done in committed if done.version >= self.history_limit])
         return committed
 
-    def commit_batches(self, changes: Sequence[Change], *, reason: str = "") -> Iterator[list[Committed]]:
-        """Commit many changes in as few multis as ZooKeeper's request size allows, yielding each batch."""
-        for batch in _batches(changes):
-            yield self.commit(batch, reason=reason)
+    def _missing_history_dirs(self, changes: Sequence[Change]) -> set[str]:
+        """History directories of ``changes`` that do not exist yet (their parents are made here).
+
+        Checked with one multiRead per thousand entities rather than one ``exists`` round trip
+        each: a bulk apply of new topics would otherwise spend most of its time here.
+        """
+        unknown = list(dict.fromkeys(self.history_path(c.entity) for c in changes))
+        unknown = [path for path in unknown if path not in self._known_paths]
+        for parent in dict.fromkeys(path.rsplit("/", 1)[0] for path in unknown):
+            self.ensure_path(parent)
+        missing = set()
+        for path, found in zip(unknown, self.get_many(unknown), strict=True):
+            if found is None:
+                missing.add(path)
+            else:
+                self._known_paths.add(path)
+        return missing
 
     # -- history ------------------------------------------------------------------------------
 
@@ -425,11 +586,21 @@ class ZkStore:
         entries.sort(key=lambda e: (e.version, e.time_ms), reverse=True)
         return entries
 
-    def _trim_history(self, entity: Entity) -> None:
-        path = self.history_path(entity)
-        names = sorted((n for n in self._children(path) if n.startswith(HISTORY_PREFIX)), key=_history_order)
-        excess = names[: max(0, len(names) - self.history_limit)]
-        self.delete_nodes(f"{path}/{name}" for name in excess)
+    def _trim_histories(self, entities: Sequence[Entity]) -> None:
+        """Keep the newest ``history_limit`` records of each entity (listings and deletes pipelined)."""
+        if not entities:
+            return
+        pending = [(path, self.client.get_children_async(path)) for path in map(self.history_path, entities)]
+        excess: list[str] = []
+        for path, async_result in pending:
+            with translate_errors(f"list {path}"):
+                try:
+                    names = async_result.get(timeout=self.timeout)
+                except NoNodeError:
+                    continue
+            records = sorted((n for n in names if n.startswith(HISTORY_PREFIX)), key=_history_order)
+            excess.extend(f"{path}/{name}" for name in records[: max(0, len(records) - self.history_limit)])
+        self.delete_nodes(excess)
 
     # -- notifications ------------------------------------------------------------------------
 
@@ -491,6 +662,85 @@ class ZkStore:
         except ValueError:
             return None
 
+    # -- listener primitives (added for configctl.listener) --------------------------------------
+
+    def get_many_raw(self, paths: Sequence[str], *, chunk: int = 5000) -> list[tuple[bytes, Any] | None]:
+        """Raw ``(data, stat)`` of many nodes, pipelined in chunks; None where a node does not exist."""
+        result: list[tuple[bytes, Any] | None] = []
+        for start in range(0, len(paths), chunk):
+            pending = [(path, self.client.get_async(path)) for path in paths[start : start + chunk]]
+            for path, async_result in pending:
+                with translate_errors(f"read {path}"):
+                    try:
+                        result.append(async_result.get(timeout=self.timeout))
+                    except NoNodeError:
+                        result.append(None)
+        return result
+
+    def children_many(self, paths: Sequence[str], *, chunk: int = 5000) -> list[list[str] | None]:
+        """The children of many nodes, pipelined; None where a node does not exist."""
+        result: list[list[str] | None] = []
+        for start in range(0, len(paths), chunk):
+            pending = [(path, self.client.get_children_async(path)) for path in paths[start : start + chunk]]
+            for path, async_result in pending:
+                with translate_errors(f"list {path}"):
+                    try:
+                        result.append(sorted(async_result.get(timeout=self.timeout)))
+                    except NoNodeError:
+                        result.append(None)
+        return result
+
+    def publish_ephemeral(self, path: str, data: bytes, *, owned: bool = False) -> None:
+        """Make ``path`` an ephemeral node of this session holding ``data``.
+
+        ``owned``: this session created it, so a plain set suffices. A node left by another
+        session (a killed predecessor whose session has not expired yet) is replaced.
+        """
+        client = self.client
+        with translate_errors(f"write {path}"):
+            if owned:
+                try:
+                    client.set_async(path, data).get(timeout=self.timeout)
+                    return
+                except NoNodeError:
+                    pass
+            self.ensure_path(path.rsplit("/", 1)[0])
+            for _ in range(5):
+                try:
+                    client.create_async(path, data, acl=self.acl_for(path), ephemeral=True).get(
+                        timeout=self.timeout
+                    )
+                    return
+                except NodeExistsError:
+                    pass
+                stat = client.exists_async(path).get(timeout=self.timeout)
+                if stat is None:
+                    continue
+                session = client.client_id[0] if client.client_id else None
+                if stat.ephemeralOwner == session:
+                    client.set_async(path, data).get(timeout=self.timeout)
+                    return
+                log.warning(
+                    "replacing %s, held by another ZooKeeper session (0x%x)", path, stat.ephemeralOwner
+                )
+                with contextlib.suppress(NoNodeError, BadVersionError):
+                    client.delete_async(path, version=stat.version).get(timeout=self.timeout)
+        raise ZooKeeperUnavailable(f"could not create {path}: another session keeps re-creating it")
+
+    def delete_owned(self, path: str) -> bool:
+        """Delete ``path`` if this session owns it (an ephemeral node); True when deleted."""
+        client = self.client
+        with translate_errors(f"delete {path}"):
+            stat = client.exists_async(path).get(timeout=self.timeout)
+            session = client.client_id[0] if client.client_id else None
+            if stat is None or session is None or stat.ephemeralOwner != session:
+                return False
+            try:
+                client.delete_async(path, version=stat.version).get(timeout=self.timeout)
+            except (NoNodeError, BadVersionError):
+                return False
+        return True
+
 
 def require_entity(stored: Stored) -> Stored:
     if not stored.exists:
@@ -545,15 +795,46 @@ def _history_order(name: str) -> tuple[int, int]:
 
 
 def _change_size(change: Change) -> int:
-    return len(encode_entity_config(change.config)) * 2 + len(change.entity.znode) * 3 + 400
+    """Bytes one change adds to a multi: config node, history record (config + previous), paths."""
+    config = _config_size(change.config)
+    previous = _config_size(change.previous) if change.previous else 0
+    return config * 2 + previous + len(change.entity.znode) * 4 + 400
 
 
-def _batches(changes: Sequence[Change]) -> Iterator[list[Change]]:
+def _config_size(config: dict[str, str]) -> int:
+    """The exact length of ``encode_entity_config(config)``, without encoding in the usual case.
+
+    Batching a bulk apply sizes every change; plain ASCII keys and values (nearly all configs)
+    need no JSON escaping, so their encoded length is just the characters plus punctuation.
+    """
+    size = len('{"version":1,"config":{}}') - 1
+    for key, value in config.items():
+        if not (_plain_ascii(key) and _plain_ascii(value)):
+            return len(encode_entity_config(config))
+        size += len(key) + len(value) + 6  # "key":"value",
+    return size if config else size + 1
+
+
+def _plain_ascii(text: str) -> bool:
+    return (
+        isinstance(text, str)
+        and text.isascii()
+        and text.isprintable()
+        and '"' not in text
+        and "\\" not in text
+    )
+
+
+_OPS_PER_CHANGE = 4  # config node, notification, history directory (first write only), history record
+
+
+def batches(changes: Sequence[Change]) -> Iterator[list[Change]]:
+    """Split ``changes`` into multis below ZooKeeper's request size (what :meth:`commit_batches` uses)."""
     batch: list[Change] = []
     size = 0
     for change in changes:
         cost = _change_size(change)
-        if batch and (size + cost > MAX_MULTI_BYTES or len(batch) * 3 + 3 > MAX_MULTI_OPS):
+        if batch and (size + cost > MAX_MULTI_BYTES or (len(batch) + 1) * _OPS_PER_CHANGE > MAX_MULTI_OPS):
             yield batch
             batch, size = [], 0
         batch.append(change)
@@ -571,3 +852,40 @@ def _default_identity() -> str:
     except Exception:  # getuser raises various errors when no user name can be found
         user = "unknown"
     return f"{user}@{socket.gethostname()}"
+
+
+class _MultiRead(tuple):  # type: ignore[type-arg]
+    """ZooKeeper's multiRead (opcode 22) of GetData operations; kazoo only has write multis.
+
+    Unlike a write multi, each operation succeeds or fails alone: the answer holds, per path,
+    ``(data, version)`` or the exception for that path (NoNodeError when absent).
+    """
+
+    type = 22
+    _GET_DATA = 4
+
+    def serialize(self) -> bytes:
+        body = bytearray()
+        for path in self:
+            body.extend(MultiHeader(self._GET_DATA, False, -1).serialize())
+            body.extend(write_string(path))
+            body.extend(b"\x00")  # watch: false
+        body.extend(multiheader_struct.pack(-1, True, -1))
+        return bytes(body)
+
+    @classmethod
+    def deserialize(cls, data: bytes, offset: int) -> list[Any]:
+        results: list[Any] = []
+        header, offset = MultiHeader.deserialize(data, offset)
+        while not header.done:
+            if header.type == cls._GET_DATA:
+                value, offset = read_buffer(data, offset)
+                stat = ZnodeStat._make(stat_struct.unpack_from(data, offset))
+                offset += stat_struct.size
+                results.append((value or b"", stat.version))
+            else:  # an error result: its code follows
+                code = int_struct.unpack_from(data, offset)[0]
+                offset += int_struct.size
+                results.append(_KAZOO_EXCEPTIONS[code]())
+            header, offset = MultiHeader.deserialize(data, offset)
+        return results

@@ -1,0 +1,365 @@
+"""``configctl plan``, ``apply`` and ``export``: desired state as code (Contract 6).
+
+Thin shells over :mod:`configctl.desired` (files) and :mod:`configctl.plan` (diff and apply).
+``plan`` exits 0 when ZooKeeper already matches the file and 2 when it does not, so CI jobs can
+branch on it as they do with other infrastructure tools.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from configctl import catalogue, secrets, writer
+from configctl import desired as desired_files
+from configctl import plan as plans
+from configctl.cli.context import open_store
+from configctl.cli.options import global_options, settings
+from configctl.cli.render import console, emit_json
+from configctl.desired import TYPE_ORDER, label
+from configctl.entities import parse_entity_type
+from configctl.errors import InvalidInput
+
+PLAN_EXIT_CHANGES = 2
+_MARKS = {"+": "[green]+[/]", "~": "[yellow]~[/]", "-": "[red]-[/]"}
+
+
+def _file_options(func: Any) -> Any:
+    options = [
+        click.option(
+            "-f",
+            "--file",
+            "file",
+            required=True,
+            metavar="FILE",
+            help="The desired-state file (YAML, or JSON); - reads stdin.",
+        ),
+        click.option(
+            "--prune",
+            is_flag=True,
+            help="Also remove the overrides of entities the file does not list "
+            "(only for the entity types the file has a section for).",
+        ),
+        click.option(
+            "--allow-custom-config",
+            is_flag=True,
+            help="Accept broker keys the schema does not know (a plugin's own config).",
+        ),
+        click.option(
+            "--password-encoder-secret",
+            envvar=writer.SECRET_ENV,
+            metavar="SECRET",
+            help="The brokers' password.encoder.secret; needed only for broker password configs "
+            f"written in plain text in the file (env {writer.SECRET_ENV}).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _encoder(secret: str | None) -> secrets.PasswordEncoder | None:
+    return secrets.PasswordEncoder(secret) if secret else None
+
+
+def _load(file: str, allow_custom: bool) -> tuple[desired_files.DesiredState, str]:
+    raw, source = desired_files.read_source(file)
+    return desired_files.parse_bytes(raw, source, allow_custom=allow_custom), plans.file_digest(raw)
+
+
+@click.command()
+@_file_options
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False),
+    metavar="PLAN.json",
+    help="Also save the plan, so that apply --plan applies exactly it (or refuses if the state moved).",
+)
+@global_options
+def plan(
+    file: str, prune: bool, allow_custom_config: bool, password_encoder_secret: str | None, out: str | None
+) -> None:
+    """Show what apply would change: add / change / delete per key, per entity.
+
+    Exit status 0 means ZooKeeper already matches the file, 2 that there are changes.
+
+    \b
+      configctl plan -f cluster.yaml
+      configctl plan -f cluster.yaml --prune --output json
+      configctl plan -f cluster.yaml --out plan.json && configctl apply -f cluster.yaml --plan plan.json
+    """
+    desired, digest = _load(file, allow_custom_config)
+    with open_store() as store:
+        result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
+    if out:
+        write_atomically(Path(out), json.dumps(result.saved(digest), indent=2, ensure_ascii=False) + "\n")
+    if settings().output == "json":
+        emit_json(result.to_json())
+    else:
+        render_plan(console(), result)
+    if result.changed:
+        sys.stdout.flush()
+        sys.exit(PLAN_EXIT_CHANGES)
+
+
+@click.command()
+@_file_options
+@click.option("--yes", "-y", is_flag=True, help="Apply without asking (needed when not on a terminal).")
+@click.option("--reason", default="", metavar="TEXT", help="Why; recorded in each entity's history.")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    metavar="PLAN.json",
+    help="A plan saved by plan --out: refuse if the file or the state changed since.",
+)
+@global_options
+def apply(
+    file: str,
+    prune: bool,
+    allow_custom_config: bool,
+    password_encoder_secret: str | None,
+    yes: bool,
+    reason: str,
+    plan_file: str | None,
+) -> None:
+    """Make ZooKeeper match the file, in batched atomic transactions.
+
+    Shows the plan, asks for confirmation (unless --yes), then writes each entity's config,
+    notification and history record with the version the plan saw. If anything moved since
+    the plan was computed, nothing is written and apply says so. Running it again changes nothing.
+
+    \b
+      configctl apply -f cluster.yaml
+      configctl apply -f cluster.yaml --prune --yes --reason "ticket OPS-42"
+    """
+    if not yes and not sys.stdin.isatty():
+        raise InvalidInput("apply asks for confirmation: run it in a terminal, or pass --yes")
+    as_json = settings().output == "json"
+    desired, digest = _load(file, allow_custom_config)
+    saved = _read_saved_plan(plan_file) if plan_file else None
+    reason = reason or os.environ.get("CONFIGCTL_REASON", "") or f"apply {Path(desired.source).name}"
+    out = console()
+    with open_store() as store:
+        result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
+        if saved is not None:
+            plans.check_saved_plan(result, saved, file_digest=digest, source=str(plan_file))
+        if not result.changed:
+            if as_json:
+                emit_json(_apply_json(result, None))
+            else:
+                render_plan(out, result)
+            return
+        if not as_json:
+            render_plan(out, result)
+        if not yes:
+            counts = result.counts()
+            question = (
+                f"Apply {result.key_changes} changes ({counts['add']} to add, {counts['change']} to change, "
+                f"{counts['delete']} to delete) to {len(result.entities)} entities?"
+            )
+            if not click.confirm(question, default=False, err=True):
+                raise InvalidInput("apply cancelled; nothing was written")
+        applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())
+    if as_json:
+        emit_json(_apply_json(result, applied))
+        return
+    batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
+    out.print(
+        f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
+        f"({applied.seconds:.2f} s); each write is recorded in configctl history."
+    )
+
+
+def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> plans.ApplyResult:
+    if not show:
+        return plans.apply_plan(store, result, reason=reason)
+    progress = Progress(
+        TextColumn("applying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("entities"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task("apply", total=len(result.entities))
+        return plans.apply_plan(
+            store, result, reason=reason, on_batch=lambda batch: progress.advance(task, len(batch))
+        )
+
+
+def _read_saved_plan(path: str) -> dict[str, Any]:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInput(f"{path}: not a saved plan ({type(exc).__name__})") from None
+    if not isinstance(document, dict):
+        raise InvalidInput(f"{path} is not a plan saved by configctl plan --out")
+    return document
+
+
+def _apply_json(result: plans.Plan, applied: plans.ApplyResult | None) -> dict[str, Any]:
+    document = result.to_json()
+    committed = {c.entity: c for c in applied.committed} if applied else {}
+    for entry, entity_plan in zip(document["entities"], result.entities, strict=True):
+        done = committed.get(entity_plan.entity)
+        entry["new_version"] = done.version if done else None
+        entry["change_number"] = done.change_number if done else None
+    document["applied_entities"] = applied.entities if applied else 0
+    document["batches"] = applied.batches if applied else 0
+    document["seconds"] = round(applied.seconds, 3) if applied else 0.0
+    return document
+
+
+def render_plan(out: Console, result: plans.Plan) -> None:
+    """Terraform-like text: one header per entity, one line per key; sensitive values masked.
+
+    A plan can hold tens of thousands of lines: rich renders them in chunks on a terminal (one
+    call per line is ten times slower), and plain text is written directly anywhere else.
+    """
+    lines = list(_plan_lines(result))
+    if out.is_terminal:
+        for start in range(0, len(lines), 500):
+            out.print("\n".join(markup for markup, _ in lines[start : start + 500]))
+    else:
+        out.file.write("".join(f"{plain}\n" for _, plain in lines))
+        out.file.flush()
+
+
+def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
+    """(rich markup, plain text) for every line of a rendered plan."""
+    if not result.changed:
+        text = (
+            f"No changes: ZooKeeper matches {result.source} "
+            f"({len(result.seen)} entities examined{', with --prune' if result.prune else ''})."
+        )
+        yield escape(text), text
+        return
+    for entity_plan in result.entities:
+        if entity_plan.version < 0:
+            mark, note = "+", "new config node"
+        elif entity_plan.pruned:
+            mark, note = "-", f"version {entity_plan.version}; not in the file: --prune removes its overrides"
+        elif not entity_plan.target:
+            mark, note = "-", f"version {entity_plan.version}; every override removed"
+        else:
+            mark, note = "~", f"version {entity_plan.version}"
+        name = label(entity_plan.entity)
+        yield f"{_MARKS[mark]} [bold]{escape(name)}[/] [dim]({note})[/]", f"{mark} {name} ({note})"
+        for key in entity_plan.to_json()["keys"]:
+            kind, shown = key["kind"], escape(key["name"])
+            old, new = _quoted(key["old"]), _quoted(key["new"])
+            if kind == "add":
+                yield f"    {_MARKS['+']} {shown} = {escape(new)}", f"    + {key['name']} = {new}"
+            elif kind == "delete":
+                yield (
+                    f"    {_MARKS['-']} {shown} [dim](was {escape(old)})[/]",
+                    f"    - {key['name']} (was {old})",
+                )
+            else:
+                yield (
+                    f"    {_MARKS['~']} {shown}: {escape(old)} → {escape(new)}",
+                    f"    ~ {key['name']}: {old} → {new}",
+                )
+    counts = result.counts()
+    summary = (
+        f"Plan: {counts['add']} to add, {counts['change']} to change, {counts['delete']} to delete, "
+        f"on {len(result.entities)} of {len(result.seen)} entities examined."
+    )
+    yield summary, summary
+
+
+def _quoted(value: str | None) -> str:
+    return json.dumps(value, ensure_ascii=False) if value is not None else "—"
+
+
+@click.command()
+@click.option(
+    "--entity-type",
+    "entity_type",
+    metavar="TYPE",
+    help="Only this type (topics, clients, users, brokers, ips); default: all of them.",
+)
+@click.option(
+    "--file",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Write here (atomically) instead of stdout; a .json name writes JSON.",
+)
+@global_options
+def export(entity_type: str | None, out_file: str | None) -> None:
+    """Write the current dynamic configs as a desired-state file.
+
+    Secrets are written as stored (SCRAM credentials as salted hashes, broker passwords
+    encrypted), so export followed by plan shows no changes. A file holding secrets is
+    created readable by its owner only.
+
+    \b
+      configctl export --file cluster.yaml
+      configctl export --entity-type topics > topics.yaml
+    """
+    types = (parse_entity_type(entity_type),) if entity_type else TYPE_ORDER
+    with open_store() as store:
+        stored = [item for etype in types for item in store.read_type(etype)]
+    configs = [(item.entity, item.config) for item in stored]
+    document = desired_files.to_document(configs, types)
+    entities = sum(1 for _, config in configs if config)
+    sensitive = any(
+        catalogue.is_sensitive(entity.schema_type, key) for entity, config in configs for key in config
+    )
+    as_json = out_file.lower().endswith(".json") if out_file else settings().output == "json"
+    header = (
+        None if as_json else "configctl desired state (configctl export). Check with: configctl plan -f FILE"
+    )
+    text = desired_files.dump(document, as_json=as_json, header=header)
+    if out_file is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_atomically(Path(out_file), text, private=sensitive)
+    if settings().output == "json":
+        emit_json({"file": out_file, "entities": entities, "types": [t.value for t in types]})
+    else:
+        console().print(f"Exported {entities} entities with overrides to {escape(out_file)}.")
+
+
+def write_atomically(path: Path, text: str, *, private: bool = False) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    Readers see the old file or the new one, never half of one. ``private`` keeps the file
+    readable by its owner only (it holds hashed or encrypted secrets).
+    """
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if not private:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, path)
+    except OSError as exc:
+        Path(temp).unlink(missing_ok=True)
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None

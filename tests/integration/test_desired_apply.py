@@ -1,0 +1,373 @@
+"""plan / apply / export against a real ZooKeeper: round trips, staleness, batches, the CLI contract."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from helpers import REPO_ROOT, run_cli
+from kazoo.client import KazooClient
+
+from configctl import desired, plan
+from configctl.entities import Entity, EntityType
+from configctl.secrets import verify_scram_password
+from configctl.zkstore import MAX_MULTI_OPS, ZkStore, batches
+
+CLUSTER = """\
+topics:
+  orders: {retention.ms: 86400000, cleanup.policy: [compact, delete]}
+  payments: {min.insync.replicas: 2}
+brokers:
+  <default>: {log.retention.ms: 3600000}
+  "1": {log.cleaner.threads: 2}
+users:
+  User:alice:
+    producer_byte_rate: 1048576
+    SCRAM-SHA-256: [iterations=8192, password=alice-secret]
+    clients:
+      app1: {consumer_byte_rate: 2048}
+  <default>:
+    clients:
+      <default>: {request_percentage: 50}
+clients:
+  <default>: {producer_byte_rate: 1024}
+ips:
+  <default>: {connection_creation_rate: 10}
+"""
+
+
+def cli(zk_connect: str, *args: str, **kwargs):
+    return run_cli("--zookeeper", zk_connect, *args, **kwargs)
+
+
+def write(tmp_path: Path, text: str, name: str = "desired.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return str(path)
+
+
+def config_nodes(zk: KazooClient, path: str = "/config") -> dict[str, tuple[bytes, int]]:
+    """Every entity config node with its bytes and version (notifications left out)."""
+    result = {}
+    for child in zk.get_children(path) if zk.exists(path) else []:
+        full = f"{path}/{child}"
+        if full == "/config/changes":
+            continue
+        data, stat = zk.get(full)
+        if full.count("/") >= 3:
+            result[full] = (data, stat.version)
+        result.update(config_nodes(zk, full))
+    return result
+
+
+def notifications(zk: KazooClient) -> list[str]:
+    return sorted(zk.get_children("/config/changes")) if zk.exists("/config/changes") else []
+
+
+# -- round trips ----------------------------------------------------------------------------------
+
+
+def test_apply_writes_the_file_then_a_second_apply_is_a_no_op(zk_connect, zk, tmp_path):
+    file = write(tmp_path, CLUSTER)
+    first = cli(zk_connect, "apply", "-f", file, "--yes", "--reason", "initial load")
+    assert first.returncode == 0, first.stderr
+    assert "Applied" in first.stdout and "to 9 entities" in first.stdout
+    assert json.loads(zk.get("/config/topics/orders")[0]) == {
+        "version": 1,
+        "config": {"cleanup.policy": "compact,delete", "retention.ms": "86400000"},
+    }
+    alice = json.loads(zk.get("/config/users/User%3Aalice")[0])["config"]
+    assert verify_scram_password("SCRAM-SHA-256", alice["SCRAM-SHA-256"], "alice-secret")
+    assert json.loads(zk.get("/config/users/<default>/clients/<default>")[0])["config"] == {
+        "request_percentage": "50"
+    }
+    before, changes = config_nodes(zk), notifications(zk)
+    assert len(changes) == 9  # one notification per entity written
+
+    second = cli(zk_connect, "apply", "-f", file, "--yes")
+    assert second.returncode == 0, second.stderr
+    assert "No changes" in second.stdout
+    assert config_nodes(zk) == before and notifications(zk) == changes  # nothing written at all
+
+    planned = cli(zk_connect, "plan", "-f", file)
+    assert planned.returncode == 0 and "No changes" in planned.stdout
+
+
+def test_export_then_plan_shows_nothing(zk_connect, zk, tmp_path):
+    assert cli(zk_connect, "apply", "-f", write(tmp_path, CLUSTER), "--yes").returncode == 0
+    # something written the Kafka way, with odd stored text, must survive the round trip too
+    zk.create(
+        "/config/topics/legacy",
+        b'{"version":1,"config":{"retention.ms":"007","cleanup.policy":"compact, delete"}}',
+    )
+    exported = tmp_path / "exported.yaml"
+    result = cli(zk_connect, "export", "--file", str(exported))
+    assert result.returncode == 0, result.stderr
+    assert exported.stat().st_mode & 0o077 == 0  # holds SCRAM credentials: owner only
+    text = exported.read_text()
+    assert "SCRAM-SHA-256: salt=" in text and "alice-secret" not in text
+    for extra in ([], ["--prune"]):
+        planned = cli(zk_connect, "plan", "-f", str(exported), *extra)
+        assert planned.returncode == 0, planned.stdout + planned.stderr
+        assert "No changes" in planned.stdout
+    # stdout and JSON forms, one type
+    only_topics = cli(zk_connect, "export", "--entity-type", "topics")
+    assert only_topics.returncode == 0 and only_topics.stdout.count("retention.ms") == 2
+    as_json = cli(zk_connect, "export", "--entity-type", "topics", "--output", "json")
+    assert json.loads(as_json.stdout)["topics"]["orders"] == {
+        "cleanup.policy": ["compact", "delete"],
+        "retention.ms": 86400000,
+    }
+    json_file = tmp_path / "topics.json"
+    assert cli(zk_connect, "export", "--entity-type", "topics", "--file", str(json_file)).returncode == 0
+    assert cli(zk_connect, "plan", "-f", str(json_file), "--prune").returncode == 0
+
+
+def test_export_plan_round_trip_on_an_empty_cluster(zk_connect, tmp_path):
+    exported = tmp_path / "empty.yaml"
+    assert cli(zk_connect, "export", "--file", str(exported)).returncode == 0
+    assert desired.load(exported).types == set(EntityType)
+    assert cli(zk_connect, "plan", "-f", str(exported), "--prune").returncode == 0
+
+
+def test_plan_exit_status_and_json_document(zk_connect, zk, tmp_path):
+    assert (
+        cli(
+            zk_connect, "alter", "--topic", "orders", "--add-config", "retention.ms=1,segment.bytes=1048576"
+        ).returncode
+        == 0
+    )
+    assert cli(zk_connect, "alter", "--topic", "old", "--add-config", "retention.ms=5").returncode == 0
+    file = write(tmp_path, "topics:\n  orders: {retention.ms: 2, cleanup.policy: [compact]}\n")
+    planned = cli(zk_connect, "plan", "-f", file, "--output", "json")
+    assert planned.returncode == 2, planned.stderr
+    document = json.loads(planned.stdout)
+    assert document["changes"] == 3 and document["entities_changed"] == 1
+    assert document["entities"] == [
+        {
+            "entity_path": "topics/orders",
+            "entity_type": "topics",
+            "entity_name": "orders",
+            "version": 0,
+            "pruned": False,
+            "keys": [
+                {"name": "cleanup.policy", "kind": "add", "old": None, "new": "compact"},
+                {"name": "retention.ms", "kind": "change", "old": "1", "new": "2"},
+                {"name": "segment.bytes", "kind": "delete", "old": "1048576", "new": None},
+            ],
+        }
+    ]
+    pruned = cli(zk_connect, "plan", "-f", file, "--prune")
+    assert pruned.returncode == 2
+    assert "- topics/old" in pruned.stdout and "not in the file" in pruned.stdout
+    assert "Plan: 1 to add, 1 to change, 2 to delete" in pruned.stdout
+    # prune leaves the emptied node in place, as Kafka does
+    assert cli(zk_connect, "apply", "-f", file, "--prune", "--yes").returncode == 0
+    assert zk.get("/config/topics/old")[0] == b'{"version":1,"config":{}}'
+
+
+def test_bad_files_are_one_line_errors_and_nothing_is_written(zk_connect, zk, tmp_path):
+    bad = write(tmp_path, "topics:\n  orders: {retention.ms: soon}\n  x: {retention.ms: 1}\n  x: {}\n")
+    result = cli(zk_connect, "apply", "-f", bad, "--yes")
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"error: {bad}:4: duplicate key 'x' (first given at line 3)"
+    invalid = write(tmp_path, "topics:\n  orders: {retention.ms: soon}\nqueues: {}\n", "invalid.yaml")
+    result = cli(zk_connect, "plan", "-f", invalid)
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert f"{invalid}:2: topics/orders: retention.ms: 'soon' is not a valid long" in result.stderr
+    assert f"{invalid}:3: unknown entity type 'queues'" in result.stderr
+    missing = cli(zk_connect, "plan", "-f", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 1 and "no such file" in missing.stderr
+    assert "Traceback" not in result.stderr + missing.stderr
+    assert not zk.exists("/config/topics")
+
+
+def test_apply_without_yes_off_a_terminal_refuses_at_once(zk_connect, zk, tmp_path):
+    result = cli(zk_connect, "apply", "-f", write(tmp_path, CLUSTER), input="y\n")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: apply asks for confirmation: run it in a terminal, or pass --yes"
+    assert not zk.exists("/config/topics")
+
+
+def test_apply_json_reports_versions_and_change_numbers(zk_connect, tmp_path):
+    file = write(tmp_path, "topics: {a: {retention.ms: 1}, b: {retention.ms: 2}}\n")
+    result = cli(zk_connect, "apply", "-f", file, "--yes", "--output", "json")
+    document = json.loads(result.stdout)
+    assert document["applied_entities"] == 2 and document["batches"] == 1
+    assert [(e["entity_path"], e["new_version"]) for e in document["entities"]] == [
+        ("topics/a", 0),
+        ("topics/b", 0),
+    ]
+    assert sorted(e["change_number"] for e in document["entities"]) == [0, 1]
+    again = json.loads(cli(zk_connect, "apply", "-f", file, "--yes", "--output", "json").stdout)
+    assert again["applied_entities"] == 0 and again["entities"] == []
+
+
+def test_plain_broker_password_with_the_encoder_secret(zk_connect, zk, tmp_path):
+    key = "listener.name.internal.ssl.key.password"
+    file = write(tmp_path, f"brokers:\n  '1': {{{key}: hunter2}}\n")
+    refused = cli(zk_connect, "plan", "-f", file)
+    assert refused.returncode == 1 and "given in plain text" in refused.stderr
+    env = {"CONFIGCTL_PASSWORD_ENCODER_SECRET": "brokers-secret"}
+    assert cli(zk_connect, "apply", "-f", file, "--yes", env=env).returncode == 0
+    stored = json.loads(zk.get("/config/brokers/1")[0])["config"][key]
+    assert "encryptedPassword:" in stored and "hunter2" not in stored
+    again = cli(zk_connect, "plan", "-f", file, env=env)
+    assert again.returncode == 0, again.stdout  # decrypted and compared: no spurious diff
+
+
+# -- staleness: a change between plan and apply is detected ---------------------------------------
+
+
+def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_connect, zk):
+    with ZkStore(zk_connect) as store:
+        wanted = desired.parse("topics: {a: {retention.ms: 1}, b: {retention.ms: 2}, c: {}}", source="f")
+        shown = plan.make_plan(store, wanted)
+        # someone writes an entity the plan only looked at (c) ...
+        assert (
+            run_cli(
+                "--zookeeper", zk_connect, "alter", "--topic", "c", "--add-config", "retention.ms=9"
+            ).returncode
+            == 0
+        )
+        before = config_nodes(zk)
+        with pytest.raises(plan.StalePlan) as caught:
+            plan.apply_plan(store, shown)
+    assert (
+        str(caught.value)
+        == "the state moved since the plan: topics/c changed; nothing was written; re-run plan"
+    )
+    assert caught.value.exit_code == 5 and caught.value.applied == []
+    assert config_nodes(zk) == before
+
+
+def test_a_change_landing_between_batches_is_reported_exactly(zk_connect, zk):
+    count = MAX_MULTI_OPS // 4 + 10  # two batches
+    text = "topics:\n" + "".join(f"  t{i:04d}: {{retention.ms: {i}}}\n" for i in range(count))
+    with ZkStore(zk_connect) as store:
+        shown = plan.make_plan(store, desired.parse(text, source="f"))
+        groups = list(batches(shown.changes()))
+        assert len(groups) == 2
+        late = groups[1][0].entity
+        zk.ensure_path("/config/topics")
+        zk.create(late.znode, b'{"version":1,"config":{"retention.ms":"77"}}')
+        # check_first=False stands for a write landing after the pre-check, during the apply
+        with pytest.raises(plan.StalePlan) as caught:
+            plan.apply_plan(store, shown, check_first=False)
+    error = caught.value
+    assert [e.path for e in error.applied] == [c.entity.path for c in groups[0]]
+    assert [e.path for e in error.not_applied] == [c.entity.path for c in groups[1]]
+    assert (
+        f"the state moved since the plan: topics/{late.name} changed; applied {len(groups[0])} of {count}"
+        in str(error)
+    )
+    assert zk.exists(groups[0][-1].entity.znode) and not zk.exists(groups[1][1].entity.znode)
+    assert zk.get(late.znode)[0] == b'{"version":1,"config":{"retention.ms":"77"}}'
+    # applying is idempotent: a fresh plan shows exactly what is left
+    with ZkStore(zk_connect) as store:
+        rest = plan.make_plan(store, desired.parse(text, source="f"))
+    assert {e.entity for e in rest.entities} == {c.entity for c in groups[1]}
+
+
+def test_saved_plan_applies_exactly_or_refuses(zk_connect, tmp_path):
+    file = write(tmp_path, "topics: {a: {retention.ms: 1}}\n")
+    saved = tmp_path / "plan.json"
+    shown = cli(zk_connect, "plan", "-f", file, "--out", str(saved))
+    assert shown.returncode == 2 and json.loads(saved.read_text())["seen"] == {"topics/a": -1}
+    assert cli(zk_connect, "alter", "--topic", "a", "--add-config", "retention.ms=5").returncode == 0
+    stale = cli(zk_connect, "apply", "-f", file, "--plan", str(saved), "--yes")
+    assert stale.returncode == 5
+    assert (
+        stale.stderr.strip()
+        == f"error: the state moved since the plan in {saved} was made: topics/a; re-run plan"
+    )
+    assert cli(zk_connect, "plan", "-f", file, "--out", str(saved)).returncode == 2
+    Path(file).write_text("topics: {a: {retention.ms: 3}}\n")
+    edited = cli(zk_connect, "apply", "-f", file, "--plan", str(saved), "--yes")
+    assert edited.returncode == 1 and "file changed since the plan" in edited.stderr
+    assert cli(zk_connect, "plan", "-f", file, "--out", str(saved)).returncode == 2
+    applied = cli(zk_connect, "apply", "-f", file, "--plan", str(saved), "--yes")
+    assert applied.returncode == 0, applied.stderr
+
+
+# -- bulk ------------------------------------------------------------------------------------------
+
+
+def test_bulk_apply_spans_batches_and_records_history(zk_connect, zk):
+    count = 700
+    text = "topics:\n" + "".join(
+        f"  bulk-{i:04d}: {{retention.ms: {1000 + i}, cleanup.policy: [delete]}}\n" for i in range(count)
+    )
+    text += "users:\n  User:new:\n    producer_byte_rate: 1\n    clients: {c1: {consumer_byte_rate: 2}}\n"
+    with ZkStore(zk_connect, identity="tester") as store:
+        wanted = desired.parse(text, source="bulk.yaml")
+        result = plan.apply_plan(store, plan.make_plan(store, wanted), reason="bulk")
+        assert result.entities == count + 2 and result.batches >= 3
+        assert not plan.make_plan(store, wanted).changed
+        entry = store.history(Entity.of(EntityType.TOPICS, "bulk-0699"))
+        assert [(e.version, e.identity, e.reason, e.config) for e in entry] == [
+            (0, "tester", "bulk", {"retention.ms": "1699", "cleanup.policy": "delete"})
+        ]
+        # the multi-read path and plain reads agree, for present and absent nodes
+        paths = [f"/config/topics/bulk-{i:04d}" for i in range(0, count, 7)] + ["/config/topics/none"]
+        assert store._multi_get(paths) == store._pipelined_get(paths)
+    assert zk.get_children("/config/topics", include_data=True)[1].numChildren == count
+    assert len(zk.get_children("/configctl/history/topics")) == count
+
+
+def _interactive_apply(zk_connect: str, file: str, *, before_answer=None, answer: str = "y"):
+    """Run apply with a terminal on stdin; answer the confirmation once it is asked."""
+    master, slave = os.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIGCTL_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "configctl", "--zookeeper", zk_connect, "apply", "-f", file],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(slave)
+    try:
+        asked = b""
+        deadline = time.monotonic() + 60
+        os.set_blocking(process.stderr.fileno(), False)
+        while b"[y/N]" not in asked:
+            assert time.monotonic() < deadline, "apply never asked for confirmation"
+            chunk = process.stderr.read() or b""
+            asked += chunk
+            time.sleep(0.05)
+        if before_answer is not None:
+            before_answer()
+        os.write(master, answer.encode() + b"\n")
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, stdout.decode(), (asked + (stderr or b"")).decode()
+
+
+def test_interactive_apply_asks_and_notices_a_change_made_while_asking(zk_connect, zk, tmp_path):
+    file = write(tmp_path, "topics: {a: {retention.ms: 1}, b: {retention.ms: 2}}\n")
+    code, out, err = _interactive_apply(zk_connect, file, answer="n")
+    assert code == 1 and "apply cancelled; nothing was written" in err
+    assert "Apply 2 changes (2 to add, 0 to change, 0 to delete) to 2 entities?" in err
+
+    def meanwhile():
+        alter = run_cli("--zookeeper", zk_connect, "alter", "--topic", "b", "--add-config", "retention.ms=9")
+        assert alter.returncode == 0
+
+    code, out, err = _interactive_apply(zk_connect, file, before_answer=meanwhile)
+    assert code == 5, err
+    assert "error: the state moved since the plan: topics/b changed; nothing was written; re-run plan" in err
+    assert not zk.exists("/config/topics/a")
+    code, out, err = _interactive_apply(zk_connect, file)
+    assert code == 0, err
+    assert "Applied 2 changes to 2 entities" in out

@@ -1,0 +1,420 @@
+"""Desired-state files (Contract 6): reading, checking and writing them, without ZooKeeper."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from configctl import catalogue, desired, validation
+from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.errors import InvalidInput, ValidationFailed
+
+pytestmark = pytest.mark.unit
+
+TOPIC = EntityType.TOPICS
+USERS = EntityType.USERS
+
+
+def parse(text: str, **kwargs) -> desired.DesiredState:
+    return desired.parse(textwrap.dedent(text), source="f.yaml", **kwargs)
+
+
+def problems(text: str, **kwargs) -> list[str]:
+    with pytest.raises(ValidationFailed) as caught:
+        parse(text, **kwargs)
+    return caught.value.problems
+
+
+def error(text: str, **kwargs) -> str:
+    with pytest.raises(InvalidInput) as caught:
+        parse(text, **kwargs)
+    return str(caught.value)
+
+
+# -- the format --------------------------------------------------------------------------------
+
+
+def test_contract_example_reads_as_stored_strings():
+    state = parse(
+        """
+        topics:
+          orders: {retention.ms: 86400000, cleanup.policy: [compact, delete]}
+        brokers:
+          <default>: {log.retention.ms: 3600000}
+        users:
+          User:alice:
+            producer_byte_rate: 1048576
+            clients:
+              app1: {consumer_byte_rate: 2048}
+        """
+    )
+    assert dict(state.configs) == {
+        Entity.of(TOPIC, "orders"): {"retention.ms": "86400000", "cleanup.policy": "compact,delete"},
+        Entity.of(EntityType.BROKERS, DEFAULT): {"log.retention.ms": "3600000"},
+        Entity.of(USERS, "User:alice"): {"producer_byte_rate": "1048576"},
+        Entity.of(USERS, "User:alice", "app1"): {"consumer_byte_rate": "2048"},
+    }
+    assert state.types == {TOPIC, EntityType.BROKERS, USERS}
+
+
+def test_clients_under_a_user_is_not_a_config_key_and_defaults_nest():
+    state = parse(
+        """
+        users:
+          <default>:
+            producer_byte_rate: 2048
+            clients:
+              <default>: {producer_byte_rate: 1024}
+        """
+    )
+    assert dict(state.configs) == {
+        Entity.of(USERS, DEFAULT): {"producer_byte_rate": "2048"},
+        Entity.of(USERS, DEFAULT, DEFAULT): {"producer_byte_rate": "1024"},
+    }
+
+
+def test_a_user_entry_with_only_clients_does_not_list_the_user():
+    # so a file that manages client quotas never wipes the user's own overrides (SCRAM credentials)
+    state = parse("users: {User:a: {clients: {app: {consumer_byte_rate: 1}}}, User:b: {}}")
+    assert dict(state.configs) == {
+        Entity.of(USERS, "User:a", "app"): {"consumer_byte_rate": "1"},
+        Entity.of(USERS, "User:b"): {},
+    }
+
+
+def test_user_is_listed_before_its_clients():
+    state = parse("users: {User:bob: {clients: {c1: {}}, producer_byte_rate: 1}}")
+    assert list(state.configs) == [Entity.of(USERS, "User:bob"), Entity.of(USERS, "User:bob", "c1")]
+
+
+@pytest.mark.parametrize("body", ["{}", "", "null"])
+def test_empty_or_null_entity_means_no_overrides(body):
+    state = parse(f"topics:\n  orders: {body}\n")
+    assert dict(state.configs) == {Entity.of(TOPIC, "orders"): {}}
+
+
+def test_an_empty_section_still_names_its_type_for_prune():
+    state = parse("topics: {}\nusers:\n")
+    assert state.configs == {}
+    assert state.types == {TOPIC, USERS}
+
+
+def test_empty_file_lists_nothing():
+    assert parse("").configs == {} and parse("# only a comment\n").types == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("key", "written", "stored"),
+    [
+        ("retention.ms", "86400000", "86400000"),
+        ("retention.ms", "-1", "-1"),
+        ("retention.ms", "'007'", "007"),
+        ("preallocate", "true", "true"),
+        ("preallocate", "False", "false"),
+        ("min.cleanable.dirty.ratio", "0.5", "0.5"),
+        ("min.cleanable.dirty.ratio", "1.0", "1.0"),
+        ("cleanup.policy", "[]", ""),
+        ("cleanup.policy", '""', ""),
+    ],
+)
+def test_scalars_become_kafkas_strings(key, written, stored):
+    state = desired.parse(f"topics: {{t: {{{key}: {written}}}}}", source="f")
+    assert state.configs[Entity.of(TOPIC, "t")] == {key: stored}
+
+
+@pytest.mark.parametrize(
+    "written", ["1:2", "0x10", "010", "0o17", "1_000", "yes", "off", "2024-01-01", "1e3"]
+)
+def test_yaml_1_1_surprises_stay_as_written(written):
+    # YAML 1.1 would read these as 62, 16, 8, 15, 1000, true, false, a date and (1e3) a string anyway.
+    assert desired._parse_yaml(f"k: {written}", "f") == {"k": written}
+
+
+@pytest.mark.parametrize(
+    ("written", "value"), [("~", None), ("null", None), ("", None), (".inf", float("inf"))]
+)
+def test_null_and_special_floats(written, value):
+    assert desired._parse_yaml(f"k: {written}", "f") == {"k": value}
+
+
+def test_list_items_that_look_like_base60_numbers_keep_their_text():
+    state = parse("topics: {t: {leader.replication.throttled.replicas: [0:1, 1:2, 12:30]}}")
+    assert state.configs[Entity.of(TOPIC, "t")] == {"leader.replication.throttled.replicas": "0:1,1:2,12:30"}
+
+
+def test_names_and_keys_are_the_text_as_written():
+    state = parse("topics: {'true': {}, '1e5': {}, null: {}}\nbrokers: {1: {}, <default>: {}}")
+    names = {e.name for e in state.configs}
+    assert names == {"true", "1e5", "null", "1", DEFAULT}
+
+
+def test_merge_keys_share_settings_and_explicit_keys_win():
+    state = parse(
+        """
+        topics:
+          a: &base {retention.ms: 1000, cleanup.policy: [compact]}
+          b:
+            <<: *base
+            retention.ms: 2000
+        """
+    )
+    assert state.configs[Entity.of(TOPIC, "b")] == {"retention.ms": "2000", "cleanup.policy": "compact"}
+
+
+def test_json_is_accepted_and_keeps_number_text():
+    state = desired.parse(
+        json.dumps({"topics": {"t": {"retention.ms": 5, "cleanup.policy": ["delete"], "preallocate": True}}}),
+        source="f.json",
+        is_json=True,
+    )
+    assert state.configs[Entity.of(TOPIC, "t")] == {
+        "retention.ms": "5",
+        "cleanup.policy": "delete",
+        "preallocate": "true",
+    }
+
+
+def test_parse_bytes_picks_json_by_name_and_reads_utf8_bom():
+    raw = "\ufeff" + json.dumps({"topics": {"t": {"retention.ms": 5}}})
+    assert len(desired.parse_bytes(raw.encode(), "x.json")) == 1
+    with pytest.raises(InvalidInput, match=r"x.yaml: not UTF-8"):
+        desired.parse_bytes(b"\xff\xfe", "x.yaml")
+
+
+# -- mistakes: one line, naming file, line, entity and key --------------------------------------
+
+
+def test_duplicate_keys_are_refused_with_both_lines():
+    message = error("topics:\n  a: {retention.ms: 1}\n  a: {retention.ms: 2}\n")
+    assert message == "f.yaml:3: duplicate key 'a' (first given at line 2)"
+    message = error("topics:\n  a:\n    retention.ms: 1\n    retention.ms: 2\n")
+    assert message.startswith("f.yaml:4: duplicate key 'retention.ms'")
+
+
+def test_duplicate_keys_in_json_are_refused():
+    with pytest.raises(InvalidInput, match=r"duplicate key 'retention\.ms'"):
+        desired.parse(
+            '{"topics": {"a": {"retention.ms": 1, "retention.ms": 2}}}', source="f.json", is_json=True
+        )
+
+
+def test_yaml_syntax_error_names_file_and_line():
+    message = error("topics:\n  a: {retention.ms: 1\n")
+    assert message.startswith("f.yaml:3: invalid YAML:") and "\n" not in message
+
+
+def test_json_syntax_error_names_file_and_line():
+    with pytest.raises(InvalidInput, match=r"^f.json:2: invalid JSON"):
+        desired.parse('{"topics":\n {"a": }}', source="f.json", is_json=True)
+
+
+@pytest.mark.parametrize("text", ["- a\n- b\n", "just text\n", "5\n"])
+def test_document_must_be_a_mapping(text):
+    assert "is a mapping of entity types" in error(text)
+
+
+def test_every_problem_in_the_file_is_reported_at_once_in_file_order():
+    found = problems(
+        """
+        topics:
+          orders: {retention.ms: abc, cleanup.policy: [compact, nope]}
+          "bad name!": {}
+          ok:
+            retention.bytes: null
+            segment.ms: {a: 1}
+        topic: {}
+        brokers:
+          x1: {}
+          <default>: [1, 2]
+        users:
+          User:bob:
+            clients: [1, 2]
+          <default>: {SCRAM-SHA-256: password=x}
+        """
+    )
+    assert found == [
+        "f.yaml:3: topics/orders: retention.ms: 'abc' is not a valid long: expected a whole number",
+        "f.yaml:3: topics/orders: cleanup.policy: item 'nope' is not one of compact, delete",
+        "f.yaml:4: topics/bad name!: topic name 'bad name!' is invalid: only ASCII letters, digits, "
+        "'.', '_' and '-' are allowed",
+        "f.yaml:6: topics/ok: retention.bytes: has no value (write '' for an empty value)",
+        "f.yaml:7: topics/ok: segment.ms: a mapping is not a config value (use a string, number, "
+        "boolean or list)",
+        "f.yaml:8: unknown entity type 'topic' (did you mean 'topics'?)",
+        "f.yaml:10: brokers/x1: broker name 'x1' must be a non-negative integer broker id or <default>",
+        "f.yaml:11: brokers/<default>: expected a mapping of config keys to values, not a list",
+        "f.yaml:14: users/User:bob: clients must map client ids to configs, not a list",
+        "f.yaml:15: users/<default>: SCRAM-SHA-256 can only be set for a named user (users/<user>), "
+        "not at users/<default>",
+    ]
+
+
+def test_unknown_type_lists_the_known_ones():
+    assert problems("queues: {}")[0] == (
+        "f.yaml:1: unknown entity type 'queues' (expected one of: topics, clients, users, brokers, ips)"
+    )
+
+
+def test_unknown_key_gets_a_suggestion_and_its_line():
+    found = problems("topics:\n  t:\n    retention.ms: 1\n    retension.ms: 2\n")
+    assert found == ["f.yaml:4: topics/t: unknown topic config 'retension.ms' (did you mean 'retention.ms'?)"]
+
+
+def test_cross_field_rules_run_on_each_topic():
+    found = problems("topics: {t: {min.compaction.lag.ms: 10, max.compaction.lag.ms: 5}}")
+    assert len(found) == 1 and "min.compaction.lag.ms (10) must not be greater" in found[0]
+
+
+def test_repeated_bad_values_are_reported_for_every_topic():
+    # Per-key checks are memoized per (key, value); each topic must still get its own problem.
+    found = problems("topics: {a: {retention.ms: x}, b: {retention.ms: x}}")
+    assert [p.split(": ")[1] for p in found] == ["topics/a", "topics/b"]
+
+
+def test_custom_broker_keys_need_allow_custom():
+    text = "brokers: {'1': {my.plugin.setting: 5}}"
+    assert "use --allow-custom-config" in problems(text)[0]
+    assert parse(text, allow_custom=True).configs[Entity.of(EntityType.BROKERS, "1")] == {
+        "my.plugin.setting": "5"
+    }
+
+
+def test_scram_may_be_a_password_spec_or_a_stored_credential():
+    state = parse("users: {User:a: {SCRAM-SHA-256: [iterations=8192, password=s3cret]}}")
+    assert state.configs[Entity.of(USERS, "User:a")] == {"SCRAM-SHA-256": "iterations=8192,password=s3cret"}
+    bad = problems("users: {User:a: {SCRAM-SHA-512: 'iterations=10,password=x'}}")
+    assert bad == [
+        "f.yaml:1: users/User:a: SCRAM-SHA-512 iterations 10 is outside the allowed range 4096..16384"
+    ]
+    assert "not a stored SCRAM credential" in problems("users: {User:a: {SCRAM-SHA-256: salt=nonsense}}")[0]
+
+
+def test_secrets_never_appear_in_messages():
+    found = problems("users: {User:a: {SCRAM-SHA-256: 'iterations=x,password=hunter2'}}")
+    assert found and all("hunter2" not in p for p in found)
+
+
+def test_very_many_problems_make_one_bounded_line():
+    text = "topics:\n" + "".join(f"  t{i}: {{retention.ms: x}}\n" for i in range(150))
+    with pytest.raises(ValidationFailed) as caught:
+        desired.parse(text, source="f")
+    assert len(caught.value.problems) == 150
+    assert "... and 50 more" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_load_reports_missing_file(tmp_path):
+    with pytest.raises(InvalidInput, match="no such file"):
+        desired.load(tmp_path / "nope.yaml")
+    with pytest.raises(InvalidInput, match="is a directory"):
+        desired.load(tmp_path)
+
+
+# -- writing: export must read back to exactly the stored strings -------------------------------
+
+
+def roundtrip(
+    configs: dict[Entity, dict[str, str]], *, as_json: bool = False
+) -> dict[Entity, dict[str, str]]:
+    """export's writer, then the reader's value rules (validation left out: any stored string)."""
+    text = desired.dump(desired.to_document(configs.items(), desired.TYPE_ORDER), as_json=as_json)
+    document = desired._parse_json(text, "x") if as_json else desired._parse_yaml(text, "x")
+    result = {}
+    for type_name, section in document.items():
+        for name, body in section.items():
+            entity = Entity.of(type_name, name)
+            result[entity] = {
+                key: validation.normalize_value(catalogue.lookup(entity.schema_type, key), value, name=key)
+                for key, value in body.items()
+            }
+    return result
+
+
+def test_export_document_reads_well():
+    configs = {
+        Entity.of(TOPIC, "orders"): {"retention.ms": "86400000", "cleanup.policy": "compact,delete"},
+        Entity.of(USERS, "User:alice", "app1"): {"consumer_byte_rate": "2048"},
+        Entity.of(EntityType.BROKERS, "10"): {"log.retention.ms": "1"},
+        Entity.of(EntityType.BROKERS, "9"): {"log.retention.ms": "2"},
+        Entity.of(EntityType.BROKERS, DEFAULT): {"log.retention.ms": "3"},
+    }
+    text = desired.dump(desired.to_document(configs.items(), desired.TYPE_ORDER))
+    assert text == textwrap.dedent(
+        """\
+        topics:
+          orders:
+            cleanup.policy: [compact, delete]
+            retention.ms: 86400000
+        clients: {}
+        users:
+          User:alice:
+            clients:
+              app1:
+                consumer_byte_rate: 2048
+        brokers:
+          <default>:
+            log.retention.ms: 3
+          '9':
+            log.retention.ms: 2
+          '10':
+            log.retention.ms: 1
+        ips: {}
+        """
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["007", "1.50", "+5", "-0", "1e3", "True", "yes", "", " 5", "a, b", "1:2", "NaN", "Infinity", "1.0E9"],
+)
+def test_odd_stored_values_round_trip_exactly(value):
+    configs = {Entity.of(TOPIC, "t"): {"retention.ms": value, "cleanup.policy": value}}
+    assert roundtrip(configs) == configs
+    assert roundtrip(configs, as_json=True) == configs
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    values=st.dictionaries(
+        st.sampled_from(
+            ["retention.ms", "cleanup.policy", "min.cleanable.dirty.ratio", "preallocate", "x.y"]
+        ),
+        st.one_of(
+            _text,
+            st.integers().map(str),
+            st.floats(allow_nan=False).map(str),
+            st.sampled_from(["true", "false"]),
+        ),
+        max_size=5,
+    )
+)
+def test_any_stored_config_round_trips(values):
+    # export writes what is stored; reading it back must give the same strings, whatever they are.
+    entity = Entity.of(TOPIC, "t")
+    configs = {entity: values} if values else {}
+    assert roundtrip(configs) == configs
+
+
+def test_x_keys_hold_anchors_and_are_ignored():
+    state = parse(
+        """
+        x-defaults: &d {retention.ms: 5}
+        topics: {a: {<<: *d}}
+        """
+    )
+    assert dict(state.configs) == {Entity.of(TOPIC, "a"): {"retention.ms": "5"}}
+    assert state.types == {TOPIC}
+
+
+def test_the_example_in_examples_is_valid():
+    example = Path(__file__).resolve().parents[2] / "examples" / "desired-state.yaml"
+    state = desired.load(example)
+    assert len(state) == 15 and state.types == set(EntityType)
+    assert state.configs[Entity.of(TOPIC, "payments")]["cleanup.policy"] == "compact"

@@ -1,0 +1,238 @@
+"""Plans computed from a desired state and a stored state, without ZooKeeper."""
+
+from __future__ import annotations
+
+import pytest
+
+from configctl import desired, plan, secrets
+from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.errors import Conflict, InvalidInput
+from configctl.zkstore import Change, Stored
+
+pytestmark = pytest.mark.unit
+
+TOPIC = EntityType.TOPICS
+ORDERS = Entity.of(TOPIC, "orders")
+OLD = Entity.of(TOPIC, "old")
+ALICE = Entity.of(EntityType.USERS, "User:alice")
+
+
+def state(text: str, **kwargs) -> desired.DesiredState:
+    return desired.parse(text, source="f.yaml", **kwargs)
+
+
+def kinds(result: plan.Plan) -> dict[str, list[tuple[str, str]]]:
+    return {e.entity.path: [(d.kind, d.name) for d in e.diff] for e in result.entities}
+
+
+def test_add_change_delete_per_key():
+    stored = [Stored(ORDERS, {"retention.ms": "1", "segment.bytes": "1073741824"}, 3)]
+    result = plan.compute_plan(
+        state("topics: {orders: {retention.ms: 2, cleanup.policy: [compact]}}"), stored
+    )
+    assert kinds(result) == {
+        "topics/orders": [("add", "cleanup.policy"), ("change", "retention.ms"), ("delete", "segment.bytes")]
+    }
+    (only,) = result.entities
+    assert only.version == 3 and only.target == {"retention.ms": "2", "cleanup.policy": "compact"}
+    assert result.counts() == {"add": 1, "change": 1, "delete": 1} and result.key_changes == 3
+    assert only.change() == Change(
+        ORDERS, only.target, 3, previous={"retention.ms": "1", "segment.bytes": "1073741824"}
+    )
+
+
+def test_nothing_to_do_when_stored_matches():
+    stored = [Stored(ORDERS, {"retention.ms": "2"}, 0)]
+    result = plan.compute_plan(state("topics: {orders: {retention.ms: 2}}"), stored)
+    assert not result.changed and result.entities == () and result.seen == {ORDERS: 0}
+
+
+def test_empty_mapping_deletes_every_key_and_absent_empty_entity_is_no_change():
+    stored = [Stored(ORDERS, {"retention.ms": "2", "cleanup.policy": "delete"}, 1)]
+    result = plan.compute_plan(state("topics: {orders: {}, ghost: {}}"), stored)
+    assert kinds(result) == {"topics/orders": [("delete", "cleanup.policy"), ("delete", "retention.ms")]}
+    assert result.seen == {ORDERS: 1, Entity.of(TOPIC, "ghost"): -1}
+
+
+def test_new_entity_is_created_from_version_minus_one():
+    result = plan.compute_plan(state("topics: {orders: {retention.ms: 2}}"), [])
+    (only,) = result.entities
+    assert only.version == -1 and only.to_json()["version"] is None
+
+
+def test_unlisted_entities_are_untouched_without_prune():
+    stored = [Stored(ORDERS, {"retention.ms": "2"}, 0), Stored(OLD, {"retention.ms": "5"}, 4)]
+    result = plan.compute_plan(state("topics: {orders: {retention.ms: 2}}"), stored)
+    assert not result.changed
+
+
+def test_prune_empties_unlisted_entities_of_the_files_types_only():
+    stored = [
+        Stored(ORDERS, {"retention.ms": "2"}, 0),
+        Stored(OLD, {"retention.ms": "5"}, 4),
+        Stored(Entity.of(TOPIC, "bare"), {}, 2),
+        Stored(ALICE, {"producer_byte_rate": "10"}, 1),
+    ]
+    result = plan.compute_plan(state("topics: {orders: {retention.ms: 2}}"), stored, prune=True)
+    assert kinds(result) == {"topics/old": [("delete", "retention.ms")]}
+    (pruned,) = result.entities
+    assert pruned.pruned and pruned.target == {} and pruned.version == 4
+    # every entity of the pruned types was looked at; users were not (the file has no users section)
+    assert set(result.seen) == {ORDERS, OLD, Entity.of(TOPIC, "bare")}
+
+
+def test_prune_with_an_empty_section_empties_the_whole_type():
+    stored = [Stored(OLD, {"retention.ms": "5"}, 0), Stored(ALICE, {"producer_byte_rate": "10"}, 0)]
+    result = plan.compute_plan(state("users: {}"), stored, prune=True)
+    assert kinds(result) == {"users/User%3Aalice": [("delete", "producer_byte_rate")]}
+
+
+def test_entities_are_ordered_like_export():
+    stored = [Stored(Entity.of(EntityType.BROKERS, "2"), {"log.retention.ms": "1"}, 0)]
+    text = "brokers: {'10': {log.retention.ms: 5}, <default>: {log.retention.ms: 5}}\ntopics: {b: {retention.ms: 1}, a: {retention.ms: 1}}"
+    result = plan.compute_plan(state(text), stored, prune=True)
+    assert [e.entity.path for e in result.entities] == [
+        "topics/a",
+        "topics/b",
+        "brokers/<default>",
+        "brokers/2",
+        "brokers/10",
+    ]
+
+
+def test_json_document_masks_sensitive_values():
+    credential = secrets.scram_credential("SCRAM-SHA-256", "old-password", 4096)
+    stored = [Stored(ALICE, {"SCRAM-SHA-256": credential}, 2)]
+    result = plan.compute_plan(
+        state("users: {User:alice: {SCRAM-SHA-256: password=new-password, producer_byte_rate: 5}}"), stored
+    )
+    document = result.to_json()
+    assert document["changes"] == 2 and document["add"] == 1 and document["change"] == 1
+    (entity,) = document["entities"]
+    assert entity == {
+        "entity_path": "users/User%3Aalice",
+        "entity_type": "users",
+        "entity_name": "User:alice",
+        "version": 2,
+        "pruned": False,
+        "keys": [
+            {"name": "SCRAM-SHA-256", "kind": "change", "old": "******", "new": "******"},
+            {"name": "producer_byte_rate", "kind": "add", "old": None, "new": "5"},
+        ],
+    }
+    assert "new-password" not in repr(document) and credential not in repr(document)
+
+
+def test_user_client_entities_carry_the_client_id():
+    result = plan.compute_plan(state("users: {<default>: {clients: {app1: {consumer_byte_rate: 1}}}}"), [])
+    (entity,) = result.to_json()["entities"]
+    assert entity["entity_path"] == "users/<default>/clients/app1"
+    assert entity["entity_name"] == DEFAULT and entity["client_id"] == "app1"
+
+
+# -- secrets: no spurious diffs -------------------------------------------------------------------
+
+
+def test_scram_password_spec_matching_the_stored_credential_is_no_change():
+    credential = secrets.scram_credential("SCRAM-SHA-512", "s3cret", 8192)
+    stored = [Stored(ALICE, {"SCRAM-SHA-512": credential}, 0)]
+    same = "users: {User:alice: {SCRAM-SHA-512: [iterations=8192, password=s3cret]}}"
+    assert not plan.compute_plan(state(same), stored).changed
+
+
+@pytest.mark.parametrize(
+    "spec", ["[iterations=8192, password=other]", "[iterations=4096, password=s3cret]", "password=s3cret"]
+)
+def test_scram_with_another_password_or_iterations_gets_a_new_credential(spec):
+    credential = secrets.scram_credential("SCRAM-SHA-512", "s3cret", 8192)
+    stored = [Stored(ALICE, {"SCRAM-SHA-512": credential}, 0)]
+    result = plan.compute_plan(state(f"users: {{User:alice: {{SCRAM-SHA-512: {spec}}}}}"), stored)
+    (entity,) = result.entities
+    new = entity.target["SCRAM-SHA-512"]
+    assert new != credential and new.startswith("salt=")
+    password, iterations = secrets.parse_scram_spec("SCRAM-SHA-512", ",".join(spec.strip("[]").split(", ")))
+    assert secrets.verify_scram_password("SCRAM-SHA-512", new, password)
+    assert secrets.parse_scram_credential(new).iterations == iterations
+
+
+def test_stored_form_of_scram_is_compared_as_is():
+    credential = secrets.scram_credential("SCRAM-SHA-256", "s3cret", 4096)
+    stored = [Stored(ALICE, {"SCRAM-SHA-256": credential}, 0)]
+    assert not plan.compute_plan(
+        state(f"users: {{User:alice: {{SCRAM-SHA-256: '{credential}'}}}}"), stored
+    ).changed
+
+
+def test_plain_broker_password_is_compared_by_decrypting():
+    encoder = secrets.PasswordEncoder("encoder-secret")
+    broker = Entity.of(EntityType.BROKERS, "1")
+    key = "listener.name.internal.ssl.key.password"
+    stored = [Stored(broker, {key: encoder.encode("pw1")}, 0)]
+    same = state(f"brokers: {{'1': {{{key}: pw1}}}}")
+    assert not plan.compute_plan(same, stored, encoder=encoder).changed
+    changed = plan.compute_plan(state(f"brokers: {{'1': {{{key}: pw2}}}}"), stored, encoder=encoder)
+    (entity,) = changed.entities
+    assert encoder.decode(entity.target[key]) == "pw2"
+    with pytest.raises(InvalidInput, match=r"f.yaml: brokers/1: .* is given in plain text"):
+        plan.compute_plan(same, stored)
+    with pytest.raises(InvalidInput, match="cannot decrypt"):
+        plan.compute_plan(same, stored, encoder=secrets.PasswordEncoder("wrong-secret"))
+
+
+def test_encrypted_broker_password_needs_no_secret():
+    encoder = secrets.PasswordEncoder("encoder-secret")
+    broker = Entity.of(EntityType.BROKERS, "1")
+    key = "listener.name.internal.ssl.key.password"
+    value = encoder.encode("pw1")
+    stored = [Stored(broker, {key: value}, 0)]
+    assert not plan.compute_plan(state(f"brokers: {{'1': {{{key}: '{value}'}}}}"), stored).changed
+
+
+# -- saved plans and apply order ----------------------------------------------------------------
+
+
+def test_saved_plan_is_refused_when_the_file_or_the_state_moved():
+    stored = [Stored(ORDERS, {"retention.ms": "1"}, 3)]
+    wanted = state("topics: {orders: {retention.ms: 2}}")
+    saved = plan.compute_plan(wanted, stored).saved("abc")
+    assert saved["format"] == plan.PLAN_FORMAT and saved["seen"] == {"topics/orders": 3}
+    plan.check_saved_plan(plan.compute_plan(wanted, stored), saved, file_digest="abc", source="p.json")
+    with pytest.raises(InvalidInput, match="file changed since the plan"):
+        plan.check_saved_plan(plan.compute_plan(wanted, stored), saved, file_digest="xyz", source="p.json")
+    moved = [Stored(ORDERS, {"retention.ms": "1"}, 4)]
+    with pytest.raises(Conflict, match=r"state moved since the plan in p.json was made: topics/orders"):
+        plan.check_saved_plan(plan.compute_plan(wanted, moved), saved, file_digest="abc", source="p.json")
+    with pytest.raises(InvalidInput, match="made without --prune"):
+        plan.check_saved_plan(
+            plan.compute_plan(wanted, stored, prune=True), saved, file_digest="abc", source="p"
+        )
+    with pytest.raises(InvalidInput, match="not a plan saved"):
+        plan.check_saved_plan(plan.compute_plan(wanted, stored), {"x": 1}, file_digest="abc", source="p")
+
+
+def test_saved_plan_notices_a_new_entity_under_prune():
+    wanted = state("topics: {orders: {retention.ms: 2}}")
+    saved = plan.compute_plan(wanted, [], prune=True).saved("d")
+    later = plan.compute_plan(wanted, [Stored(OLD, {"retention.ms": "1"}, 0)], prune=True)
+    with pytest.raises(Conflict, match="topics/old"):
+        plan.check_saved_plan(later, saved, file_digest="d", source="p")
+
+
+def test_new_users_are_written_before_their_clients():
+    result = plan.compute_plan(
+        state(
+            "users: {User:a: {producer_byte_rate: 1, clients: {c: {producer_byte_rate: 2}}}, User:b: {producer_byte_rate: 4, clients: {c: {producer_byte_rate: 3}}}}"
+        ),
+        [Stored(Entity.of(EntityType.USERS, "User:b"), {}, 0)],
+    )
+    phases = plan._phases(result.changes())
+    assert [[c.entity.path for c in phase] for phase in phases] == [
+        ["users/User%3Aa", "users/User%3Ab", "users/User%3Ab/clients/c"],
+        ["users/User%3Aa/clients/c"],
+    ]
+    assert plan._phases([]) == [[]]
+
+
+def test_looks_encrypted():
+    assert plan.looks_encrypted(secrets.PasswordEncoder("s").encode("x"))
+    assert not plan.looks_encrypted("plain-password")
