@@ -1,0 +1,98 @@
+"""``configctl describe --effective --broker N [--topic T | --user U [--client C] | --client C | --ip IP]``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from configctl.cli.context import open_store
+from configctl.cli.options import settings
+from configctl.cli.render import console, emit_json
+from configctl.effective import EffectiveReport, effective_config
+from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.errors import InvalidInput
+from configctl.precedence import MASK
+
+
+def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
+    """The broker id and the entity (None: the broker itself) the options name."""
+    if params.get("entity_types") or params.get("entity_names") or params.get("entity_default"):
+        raise InvalidInput(
+            "--effective takes --broker ID, optionally with --topic, --user [--client], --client or --ip "
+            "(not --entity-type/--entity-name)"
+        )
+    if params.get("broker_defaults"):
+        raise InvalidInput("--effective describes one broker: give --broker ID, not --broker-defaults")
+    broker = params.get("broker")
+    if broker is None:
+        raise InvalidInput("--effective needs --broker ID: effective values depend on the broker")
+    text = str(broker).strip()
+    if not text.isdigit():
+        raise InvalidInput(
+            f"--broker {broker!r} must be a broker id (a non-negative integer) with --effective"
+        )
+    broker_id = int(text)
+
+    def named(key: str) -> str | None:
+        value, default = params.get(key), bool(params.get(f"{key}_defaults"))
+        if value is not None and default:
+            raise InvalidInput(f"--{key} and --{key}-defaults cannot be combined")
+        return DEFAULT if default else value
+
+    topic, user, client, ip = params.get("topic"), named("user"), named("client"), named("ip")
+    given = [flag for flag, value in (("--topic", topic), ("--ip", ip)) if value is not None]
+    if user is not None or client is not None:
+        given.append("--user/--client")
+    if len(given) > 1:
+        raise InvalidInput(f"name one entity besides --broker (got {', '.join(given)})")
+    if topic is not None:
+        return broker_id, Entity.of(EntityType.TOPICS, topic)
+    if ip is not None:
+        return broker_id, Entity.of(EntityType.IPS, ip)
+    if user is not None:
+        return broker_id, Entity.of(EntityType.USERS, user, client)
+    if client is not None:
+        return broker_id, Entity.of(EntityType.CLIENTS, client)
+    return broker_id, None
+
+
+def describe_effective(params: dict[str, Any]) -> None:
+    broker_id, target = effective_target(params)
+    with open_store() as store:
+        report = effective_config(store, broker_id, target)
+    if settings().output == "json":
+        emit_json(report.to_json())
+        return
+    render_table(report)
+
+
+def render_table(report: EffectiveReport) -> None:
+    out = console()
+    change = "unknown" if report.last_applied_change is None else str(report.last_applied_change)
+    table = Table(
+        title=f"Effective config of {escape(report.entity_path)} on broker {report.broker_id} "
+        f"(its listener has applied up to change {change})",
+        title_justify="left",
+        show_edge=False,
+    )
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    table.add_column("source")
+    table.add_column("synonyms", style="dim")
+    for value in report.values:
+        shown = value.to_json(mask=True)
+        synonyms = "; ".join(f"{s['name']}={_cell(s['value'])} ({s['source']})" for s in shown["synonyms"])
+        table.add_row(
+            escape(value.name), escape(_cell(shown["value"])), escape(value.source), escape(synonyms)
+        )
+    out.print(table)
+    for item in report.ignored:
+        out.print(f"[yellow]ignored[/] {escape(item.entity_path)} {escape(item.name)}: {escape(item.reason)}")
+
+
+def _cell(value: str | None) -> str:
+    if value is None:
+        return "null"
+    return value if value != MASK else MASK

@@ -1,0 +1,1 @@
+"""Examples shipped with configctl: broker configs for the tour and example listener plugins."""

@@ -1,0 +1,103 @@
+"""``configctl listener run`` as a user runs it: log lines, clean exit on signals, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO_ROOT, free_port, run_cli, wait_for
+
+from configctl.entities import Entity
+from configctl.writer import alter, prepare_change
+from configctl.zkstore import ZkStore
+
+EXAMPLES = REPO_ROOT / "examples"
+
+
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIGCTL_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_run_logs_each_applied_change_and_exits_cleanly_on_a_signal(zk_connect, tmp_path: Path, sig):
+    command = [
+        sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", zk_connect,
+        "--broker-id", "2", "--server-properties", str(EXAMPLES / "server-2.properties"),
+        "--state-dir", str(tmp_path), "--change-expiration-ms", "600000",
+        "--plugin", "examples.plugins.quota_enforcer:ClientQuotaEnforcer",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()
+    )
+    try:
+        with ZkStore(zk_connect) as store:
+            wait_for(lambda: store.broker_state(2), timeout=60, message="the listener to start")
+            entity = Entity.from_path("topics/orders")
+            result = alter(store, entity, prepare_change(entity, {"retention.ms": "86400000"}))
+            number = result.committed.change_number
+            wait_for(lambda: store.broker_state(2)["last_applied_change"] == number, timeout=10)
+            state = store.broker_state(2)
+            assert state["static_config"]["ssl.keystore.password"] == "******"
+            assert state["static_config"]["broker.id"] == "2"
+            assert state["plugins"] == ["client-quota-enforcer"]
+            process.send_signal(sig)
+            out, err = process.communicate(timeout=30)
+            assert process.returncode == 0, err
+            assert store.broker_state(2) is None
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert out == ""
+    applied = [line.split(" INFO ", 1)[1] for line in err.splitlines() if " INFO applied change " in line]
+    assert applied == [f"applied change {number}: topics/orders retention.ms=86400000 (DYNAMIC_TOPIC_CONFIG)"]
+    assert "Traceback" not in err
+    rows = [json.loads(line) for line in (tmp_path / "broker-2.jsonl").read_text().splitlines()]
+    assert ("topics/orders", "retention.ms", "86400000") in {
+        (r["entity_path"], r["name"], r["value"]) for r in rows
+    }
+    secret = next(r for r in rows if r["name"] == "ssl.keystore.password")
+    assert secret["value"].startswith("sha256:") and secret["source"] == "STATIC_BROKER_CONFIG"
+
+
+def test_bad_input_is_a_one_line_error(zk_connect, tmp_path: Path):
+    props = tmp_path / "server.properties"
+    props.write_text("broker.id=5\n")
+    cases = [
+        (
+            ["--broker-id", "1", "--server-properties", str(tmp_path / "missing.properties")],
+            1,
+            "missing.properties",
+        ),
+        (["--broker-id", "1", "--server-properties", str(props)], 1, "broker.id=5"),
+        (
+            ["--broker-id", "5", "--server-properties", str(props), "--plugin", "nope.nope:X"],
+            1,
+            "nope.nope:X",
+        ),
+        (["--broker-id", "5", "--server-properties", str(props), "--change-expiration-ms", "0"], 2, "0"),
+        (["--broker-id", "-1", "--server-properties", str(props)], 2, "-1"),
+    ]
+    for args, code, needle in cases:
+        result = run_cli("--zookeeper", zk_connect, "listener", "run", *args)
+        assert result.returncode == code, (args, result)
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+        assert needle in result.stderr
+
+
+def test_unreachable_zookeeper_exits_3(tmp_path: Path):
+    props = tmp_path / "server.properties"
+    props.write_text("broker.id=1\n")
+    result = run_cli(
+        "--zookeeper", f"127.0.0.1:{free_port()}", "--zk-timeout", "1", "listener", "run",
+        "--broker-id", "1", "--server-properties", str(props),
+    )  # fmt: skip
+    assert result.returncode == 3, result
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
