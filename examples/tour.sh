@@ -64,7 +64,12 @@ show configctl describe --entity-type users
 
 sleep 2
 step "Each broker applied the changes: effective values and where they come from"
-show configctl describe --effective --broker 1 --topic orders
+echo '$ configctl describe --effective --broker 1 --topic orders --output json   (three of its keys shown)'
+configctl describe --effective --broker 1 --topic orders --output json | python -c '
+import json, sys
+for c in json.load(sys.stdin)["configs"]:
+    if c["name"] in ("retention.ms", "cleanup.policy", "min.insync.replicas"):
+        print(json.dumps(c))'
 show configctl describe --effective --broker 2 --user User:alice --client app1
 for id in 1 2 3; do echo "--- broker $id listener log"; tail -n 4 "$work/listener-$id.log"; done
 

@@ -18,7 +18,9 @@ from configctl.secrets import MASK
 
 
 def console() -> Console:
-    return Console(soft_wrap=True, highlight=False)
+    """Rich output for people; when piped (CI, less, a log) tables get room instead of 80 columns."""
+    piped = not sys.stdout.isatty()
+    return Console(soft_wrap=True, highlight=False, width=160 if piped else None)
 
 
 def emit_json(document: Any) -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from configctl.cli.options import global_options, settings
+from configctl.cli.render import console
 from configctl.errors import NotFound
 from configctl.localzk import LocalZooKeeper, NodeStatus, ServerStatus, default_data_dir
 
@@ -28,11 +28,6 @@ def _data_dir_option(func: Callable[..., Any]) -> Callable[..., Any]:
         default=None,
         help=f"{_DATA_DIR_HELP}  [default: {default_data_dir()}]",
     )(func)
-
-
-def _console() -> Console:
-    # soft_wrap: never break a path or connect string across lines when stdout is not a terminal.
-    return Console(highlight=False, soft_wrap=True)
 
 
 def _echo_json(document: object) -> None:
@@ -81,11 +76,11 @@ def start(port: int, data_dir: Path | None, nodes: str, timeout: float) -> None:
             }
         )
         return
-    console = _console()
+    out = console()
     count = len(status.nodes)
-    console.print(f"Started ZooKeeper ({count} node{'s' if count > 1 else ''}) in {status.data_dir}")
-    console.print(f"connect string: {status.connect_string}")
-    console.print(f"use it with:    export CONFIGCTL_ZOOKEEPER={status.connect_string}")
+    out.print(f"Started ZooKeeper ({count} node{'s' if count > 1 else ''}) in {status.data_dir}")
+    out.print(f"connect string: {status.connect_string}")
+    out.print(f"use it with:    export CONFIGCTL_ZOOKEEPER={status.connect_string}")
 
 
 @zk.command()
@@ -99,14 +94,14 @@ def status(data_dir: Path | None) -> None:
     if settings().output == "json":
         _echo_json(current.to_json())
         return
-    console = _console()
+    out = console()
     alive = sum(node.alive for node in current.nodes)
-    console.print(
+    out.print(
         f"ZooKeeper in {current.data_dir}: running, {alive}/{len(current.nodes)} "
         f"node{'s' if len(current.nodes) > 1 else ''} alive, started {current.started_at}"
     )
-    console.print(f"connect string: {current.connect_string}")
-    console.print(_node_table(current.nodes))
+    out.print(f"connect string: {current.connect_string}")
+    out.print(_node_table(current.nodes))
 
 
 @zk.command()
@@ -123,12 +118,12 @@ def stop(data_dir: Path | None) -> None:
         stopped_json = [{"id": node.id, "pid": node.pid, "port": node.client_port} for node in stopped]
         _echo_json({"data_dir": str(server.data_dir), "stopped": stopped_json})
         return
-    console = _console()
+    out = console()
     if not stopped:
-        console.print(f"Nothing to stop: no ZooKeeper started by configctl runs in {server.data_dir}")
+        out.print(f"Nothing to stop: no ZooKeeper started by configctl runs in {server.data_dir}")
         return
     pids = ", ".join(f"{node.pid} (port {node.client_port})" for node in stopped)
-    console.print(f"Stopped ZooKeeper in {server.data_dir}: pid {pids}")
+    out.print(f"Stopped ZooKeeper in {server.data_dir}: pid {pids}")
 
 
 def _not_running(status: ServerStatus) -> str:
