@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import javaproperties
 
 from configctl.errors import InvalidInput
+from configctl.files import read_bytes
 
 # Kafka's lookahead: "not inside [...]" = no ']' before the next '[' or the end of the text.
 # It is only correct for balanced, unnested brackets, which _check_brackets guarantees first.
@@ -123,17 +124,7 @@ def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
     UTF-8 file with accents means what its author saw instead of turning into mojibake.
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
-        raise InvalidInput(f"properties file {name}: no such file") from None
-    except IsADirectoryError:
-        raise InvalidInput(f"properties file {name}: is a directory") from None
-    except PermissionError:
-        raise InvalidInput(f"properties file {name}: permission denied") from None
-    except OSError as exc:
-        raise InvalidInput(f"properties file {name}: cannot read ({exc.strerror or exc})") from None
+    raw = read_bytes(name, "properties file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -51,6 +51,7 @@ import yaml
 from configctl import catalogue, secrets, validation
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
+from configctl.files import read_bytes
 
 TYPE_ORDER = (EntityType.TOPICS, EntityType.CLIENTS, EntityType.USERS, EntityType.BROKERS, EntityType.IPS)
 CLIENTS_KEY = "clients"
@@ -107,14 +108,7 @@ def read_source(path: str | Path) -> tuple[bytes, str]:
     name = str(path)
     if name == "-":
         return sys.stdin.buffer.read(), "<stdin>"
-    try:
-        return Path(name).read_bytes(), name
-    except FileNotFoundError:
-        raise InvalidInput(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise InvalidInput(f"{name}: is a directory, not a desired-state file") from None
-    except OSError as exc:
-        raise InvalidInput(f"{name}: cannot read: {exc.strerror or exc}") from None
+    return read_bytes(name), name
 
 
 def load(path: str | Path, *, allow_custom: bool = False) -> DesiredState:

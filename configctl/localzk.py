@@ -49,6 +49,7 @@ from typing import Any
 import psutil
 
 from configctl.errors import EnvironmentProblem, InvalidInput, NotFound
+from configctl.files import replace_atomically
 
 STANDALONE_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 QUORUM_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -417,9 +418,7 @@ class LocalZooKeeper:
             "connect": ",".join(f"{HOST}:{node.client_port}" for node in nodes),
             "nodes": [node.to_json() for node in nodes],
         }
-        tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.state_file)
+        replace_atomically(self.state_file, json.dumps(state, indent=2) + "\n")
 
     def _write_configs(
         self,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from configctl.cli.render import console, emit_json
 from configctl.desired import TYPE_ORDER, label
 from configctl.entities import parse_entity_type
 from configctl.errors import InvalidInput
+from configctl.files import replace_atomically
 
 PLAN_EXIT_CHANGES = 2
 _MARKS = {"+": "[green]+[/]", "~": "[yellow]~[/]", "-": "[red]-[/]"}
@@ -103,7 +103,7 @@ def plan(
     with open_store() as store:
         result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
     if out:
-        write_atomically(Path(out), json.dumps(result.saved(digest), indent=2, ensure_ascii=False) + "\n")
+        replace_atomically(Path(out), json.dumps(result.saved(digest), indent=2, ensure_ascii=False) + "\n")
     if settings().output == "json":
         emit_json(result.to_json())
     else:
@@ -332,34 +332,8 @@ def export(entity_type: str | None, out_file: str | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    write_atomically(Path(out_file), text, private=sensitive)
+    replace_atomically(Path(out_file), text, private=sensitive)
     if settings().output == "json":
         emit_json({"file": out_file, "entities": entities, "types": [t.value for t in types]})
     else:
         console().print(f"Exported {entities} entities with overrides to {escape(out_file)}.")
-
-
-def write_atomically(path: Path, text: str, *, private: bool = False) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``.
-
-    Readers see the old file or the new one, never half of one. ``private`` keeps the file
-    readable by its owner only (it holds hashed or encrypted secrets).
-    """
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if not private:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
