@@ -1,0 +1,166 @@
+"""What the fleet *should* be running, as the audit's optional second input.
+
+The audit never needs ZooKeeper: snapshots alone give stale brokers, divergence, overrides and
+static skew. When the desired state is known (read from ZooKeeper by the CLI, or from a JSON
+file on a cluster where the Spark driver cannot reach ZooKeeper) the audit also reports
+``missed_changes``. This module is plain data plus pure functions; it does not import kazoo
+or configctl's ZooKeeper code, so the Spark job can ship without them.
+
+Rules the audit applies to an :class:`ExpectedValue`:
+
+* ``broker_id=None`` applies to every broker; an expectation with a ``broker_id`` wins over
+  one without for that broker and key (that is how ``brokers/<id>`` beats ``brokers/<default>``).
+* Broker keys (any ``entity_path`` under ``brokers/``) are matched by key name against the
+  broker's own ``brokers/<id>`` lines; ``brokers/<id>`` as a path implies ``broker_id=<id>``.
+* ``value=None`` means "must not be set" (no line for an entity key, no dynamic source for a
+  broker key).
+* Values are in snapshot form: sensitive ones as ``sha256:<hex>`` (plain values of sensitive
+  keys are digested by the audit before comparing, so either form works).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from configctl.audit.schema import DIGEST_PREFIX, is_sensitive
+
+_BROKER_PATH = re.compile(r"^brokers/([0-9]+)$")
+
+
+@dataclass(frozen=True, order=True)
+class ExpectedValue:
+    """One key's value as ZooKeeper says the broker(s) should have it."""
+
+    broker_id: int | None
+    entity_path: str
+    name: str
+    value: str | None
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    """The newest change number and every expected value.
+
+    ``complete`` says ``expected`` lists every dynamic override there is: then a snapshot line
+    for an entity key (or a broker key with a dynamic source) that no expectation covers is a
+    missed deletion. Set it to False for a partial list (only the listed keys are checked).
+    """
+
+    latest_change_number: int | None
+    expected: tuple[ExpectedValue, ...] = field(default_factory=tuple)
+    complete: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "latest_change_number": self.latest_change_number,
+            "complete": self.complete,
+            "expected": [
+                {"broker_id": e.broker_id, "entity_path": e.entity_path, "name": e.name, "value": e.value}
+                for e in sorted(self.expected, key=_sort_key)
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> DesiredState:
+        """Parse the JSON form; raises ValueError with a one-line reason when it is malformed."""
+        if not isinstance(data, dict):
+            raise ValueError("a desired state is a JSON object")
+        latest = data.get("latest_change_number")
+        if latest is not None and (not isinstance(latest, int) or isinstance(latest, bool)):
+            raise ValueError("latest_change_number must be an integer or null")
+        rows = data.get("expected", [])
+        if not isinstance(rows, list):
+            raise ValueError("expected must be a list")
+        expected = []
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise ValueError(f"expected[{index}] is not an object")
+            broker_id, path, name, value = (row.get(k) for k in ("broker_id", "entity_path", "name", "value"))
+            if broker_id is not None and (not isinstance(broker_id, int) or isinstance(broker_id, bool)):
+                raise ValueError(f"expected[{index}].broker_id must be an integer or null")
+            if not isinstance(path, str) or not path or not isinstance(name, str) or not name:
+                raise ValueError(f"expected[{index}] needs a non-empty entity_path and name")
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"expected[{index}].value must be a string or null")
+            expected.append(ExpectedValue(broker_id, path, name, value))
+        return cls(latest, tuple(expected), bool(data.get("complete", True)))
+
+
+def _sort_key(e: ExpectedValue) -> tuple[Any, ...]:
+    return (e.broker_id is not None, e.broker_id or 0, e.entity_path, e.name)
+
+
+def read_desired_state(path: str | Path) -> DesiredState:
+    """Load a desired state written by :meth:`DesiredState.to_json` (ValueError on bad content)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read desired state {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"desired state {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+    return DesiredState.from_json(data)
+
+
+def digest(value: str) -> str:
+    """The snapshot form of a secret (the same as the listener writes)."""
+    return DIGEST_PREFIX + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def snapshot_form(name: str, value: str | None) -> str | None:
+    """A value as a snapshot line would hold it: secrets as their digest, the rest unchanged."""
+    if value is None or not is_sensitive(name) or value.startswith(DIGEST_PREFIX):
+        return value
+    return digest(value)
+
+
+# (latest change number, {stored entity path: {key: value}}) exactly as ZooKeeper holds them.
+ConfigTree = tuple[int | None, Mapping[str, Mapping[str, str]]]
+ConfigTreeReader = Callable[[str], ConfigTree]
+
+
+def desired_from_configs(
+    latest_change_number: int | None,
+    configs: Mapping[str, Mapping[str, str]],
+    *,
+    decode_password: Callable[[str], str] | None = None,
+) -> DesiredState:
+    """Turn the ``/config`` tree into expectations.
+
+    ``brokers/<default>`` applies to every broker and ``brokers/<id>`` to one; every other
+    entity's keys apply to every broker as they are. Broker password configs are stored
+    encrypted (Kafka's password encoder, random salt), so their digest says nothing about the
+    plain value the broker runs with: they are compared only when ``decode_password`` is given
+    and left out otherwise (the audit never reports a missed deletion of a sensitive broker
+    key, for exactly this reason).
+    """
+    expected: list[ExpectedValue] = []
+    for path, config in configs.items():
+        match = _BROKER_PATH.match(path)
+        broker_id = int(match.group(1)) if match else None
+        is_broker = path.startswith("brokers/")
+        for name, value in config.items():
+            if is_broker and is_sensitive(name):
+                if decode_password is None:
+                    continue
+                value = decode_password(value)
+            expected.append(ExpectedValue(broker_id, path, name, snapshot_form(name, value)))
+    return DesiredState(latest_change_number, tuple(sorted(expected, key=_sort_key)), complete=True)
+
+
+def load_desired_state(
+    connect: str,
+    reader: ConfigTreeReader,
+    *,
+    decode_password: Callable[[str], str] | None = None,
+) -> DesiredState:
+    """Read the desired state through ``reader`` (the ZooKeeper access lives with the caller)."""
+    latest, configs = reader(connect)
+    return desired_from_configs(latest, configs, decode_password=decode_password)

@@ -1,0 +1,302 @@
+"""``configctl audit``: the Spark drift audit over broker snapshots, and ``audit simulate``.
+
+Thin: :mod:`configctl.audit.job` does the work in Spark, :mod:`configctl.audit.report` renders.
+pyspark is imported inside the command, never at import time, so ``configctl --help`` and
+``configctl audit --help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import click
+
+from configctl.audit.schema import DEFAULT_FILE_PATTERN
+from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
+from configctl.cli.options import GlobalSettings, global_options, settings
+from configctl.errors import EnvironmentProblem, InvalidInput
+
+_EPILOG = (
+    "Exit status: 0 when the audit ran (drift or not); with --fail-on-drift, "
+    f"{DRIFT_EXIT_CODE} when stale brokers, divergent keys, static skew or missed changes were found; "
+    "1 for bad input (missing path, unreadable snapshots, bad desired state); 7 when Spark cannot start."
+)
+
+
+@click.group(invoke_without_command=True, epilog=_EPILOG)
+@global_options
+@click.option(
+    "--snapshots",
+    metavar="PATH",
+    help="Directory, file or URI Spark reads (file://, hdfs://, s3a://) holding broker-<id>.jsonl snapshots.",
+)
+@click.option(
+    "--master",
+    default=None,
+    metavar="URL",
+    help="Spark master.  [default: local[*]]",
+)
+@click.option("--html", "html_file", type=click.Path(dir_okay=False), help="Also write the HTML report here.")
+@click.option(
+    "--desired-state",
+    type=click.Path(dir_okay=False),
+    help="Desired state as JSON (instead of reading ZooKeeper); enables missed_changes.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Most items listed per finding (the rest are counted as truncated).",
+)
+@click.option(
+    "--per-broker-key",
+    "per_broker_keys",
+    multiple=True,
+    metavar="KEY",
+    help="Another key that differs per broker by nature (repeatable); never reported as drift.",
+)
+@click.option(
+    "--pattern",
+    default=DEFAULT_FILE_PATTERN,
+    show_default=True,
+    help="Which files of a snapshot directory to read.",
+)
+@click.option("--fail-on-drift", is_flag=True, help=f"Exit {DRIFT_EXIT_CODE} when drift is found.")
+@click.pass_context
+def audit(
+    ctx: click.Context,
+    snapshots: str | None,
+    master: str | None,
+    html_file: str | None,
+    desired_state: str | None,
+    limit: int,
+    per_broker_keys: tuple[str, ...],
+    pattern: str,
+    fail_on_drift: bool,
+) -> None:
+    """Audit the fleet's snapshots for configuration drift with Spark.
+
+    Reports brokers behind the newest change (stale), cluster-wide keys the brokers disagree
+    on (divergent), per-broker overrides, server.properties values that differ (static skew)
+    and, when ZooKeeper is named with --zookeeper or CONFIGCTL_ZOOKEEPER (or --desired-state
+    is given), brokers running something other than the desired state (missed changes).
+    Runs in local mode by default; see docs/audit.md for spark-submit on a cluster.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not snapshots:
+        raise InvalidInput(
+            "--snapshots PATH is required (a directory or URI holding broker-<id>.jsonl files)"
+        )
+    _check_local_path(snapshots)
+    global_settings = settings()
+    if desired_state and _zookeeper_named(ctx):
+        raise InvalidInput("give either --desired-state or --zookeeper, not both")
+    desired = None
+    if desired_state:
+        from configctl.audit.desired import read_desired_state
+
+        try:
+            desired = read_desired_state(desired_state)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+    elif _zookeeper_named(ctx):
+        desired = _desired_from_zookeeper(global_settings)
+
+    doc = _run_audit(snapshots, master, desired, limit, per_broker_keys, pattern)
+
+    if global_settings.output == "json":
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        from configctl.audit.report import print_summary
+        from configctl.cli.render import console
+
+        print_summary(doc, console())
+    if html_file:
+        from configctl.audit.report import write_html
+
+        try:
+            written = write_html(
+                doc, html_file, source=snapshots, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z")
+            )
+        except OSError as exc:
+            raise InvalidInput(f"cannot write {html_file}: {exc.strerror or exc}") from None
+        click.echo(f"HTML report written to {written}", err=global_settings.output == "json")
+    if fail_on_drift and has_drift(doc):
+        raise click.exceptions.Exit(DRIFT_EXIT_CODE)
+
+
+def _run_audit(
+    snapshots: str,
+    master: str | None,
+    desired: Any,
+    limit: int,
+    per_broker_keys: tuple[str, ...],
+    pattern: str,
+) -> dict[str, Any]:
+    from configctl.audit.job import AuditInputError, AuditOptions
+    from configctl.audit.job import audit as run
+    from configctl.audit.spark import SparkStartError, audit_session
+
+    try:
+        options = AuditOptions(limit=limit, per_broker_keys=per_broker_keys, file_pattern=pattern)
+    except AuditInputError as exc:
+        raise InvalidInput(str(exc)) from None
+    try:
+        with audit_session(master) as spark:
+            return run(spark, snapshots, desired, options)
+    except SparkStartError as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    except AuditInputError as exc:
+        raise InvalidInput(str(exc)) from None
+
+
+def _check_local_path(path: str) -> None:
+    """A local path that is not there is an error before Spark even starts (seconds saved)."""
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        local = Path(parsed.path if parsed.scheme == "file" else path).expanduser()
+        if not local.exists():
+            raise InvalidInput(f"snapshots path {path} does not exist")
+        if not os.access(local, os.R_OK):
+            raise InvalidInput(f"snapshots path {path} is not readable")
+
+
+def _zookeeper_named(ctx: click.Context) -> bool:
+    """True when the user chose a ZooKeeper (--zookeeper or CONFIGCTL_ZOOKEEPER), not the default."""
+    current: click.Context | None = ctx
+    while current is not None:
+        source = current.get_parameter_source("zookeeper")
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            return True
+        current = current.parent
+    return False
+
+
+def _desired_from_zookeeper(global_settings: GlobalSettings) -> Any:
+    """The desired state from ZooKeeper's /config tree and newest change notification."""
+    from configctl.audit.desired import load_desired_state
+
+    try:
+        from configctl.cli.context import open_store
+    except ImportError:
+        raise EnvironmentProblem("--zookeeper support for the audit needs configctl.zkstore") from None
+
+    def read(connect: str) -> tuple[int | None, dict[str, dict[str, str]]]:
+        with open_store() as store:  # the same connect string, auth and timeout, quiet kazoo logs
+            configs = {
+                stored.entity.path: dict(stored.config) for stored in store.read_all() if stored.config
+            }
+            return store.latest_change_number(), configs
+
+    return load_desired_state(global_settings.zookeeper, read)
+
+
+@audit.command("desired-state")
+@global_options
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the JSON here instead of stdout.",
+)
+def desired_state_command(out_file: str | None) -> None:
+    """Export what ZooKeeper says the brokers should run, for `audit --desired-state` or spark-submit.
+
+    Reads /config and the newest change notification from the ZooKeeper named by --zookeeper
+    (or CONFIGCTL_ZOOKEEPER). Use it where the Spark driver cannot reach ZooKeeper: export
+    here, copy the file next to the job, pass it with --desired-state.
+    """
+    document = json.dumps(_desired_from_zookeeper(settings()).to_json(), indent=1, ensure_ascii=False)
+    if out_file is None:
+        click.echo(document)
+        return
+    try:
+        Path(out_file).write_text(document + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {out_file}: {exc.strerror or exc}") from None
+    click.echo(f"desired state written to {out_file}", err=True)
+
+
+@audit.command()
+@global_options
+@click.option("--brokers", type=click.IntRange(min=1), default=3, show_default=True, help="Fleet size.")
+@click.option(
+    "--topics", type=click.IntRange(min=0), default=10, show_default=True, help="Topics with overrides."
+)
+@click.option(
+    "--drift-rate",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.1,
+    show_default=True,
+    help="Share of brokers hit by each kind of drift (stale, patched value, static skew, override).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same fleet.")
+@click.option(
+    "--malformed", type=click.IntRange(min=0), default=0, show_default=True, help="Bad lines to add."
+)
+@click.option(
+    "--changes",
+    type=click.IntRange(min=0),
+    default=8,
+    show_default=True,
+    help="Changes after the base state.",
+)
+@click.option(
+    "--pending",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Of those, how many no broker has applied yet (only the desired state knows them).",
+)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
+def simulate(
+    brokers: int,
+    topics: int,
+    drift_rate: float,
+    seed: int,
+    malformed: int,
+    changes: int,
+    pending: int,
+    out_dir: str,
+) -> None:
+    """Write snapshots of a simulated fleet with drift at known places, and the ground truth.
+
+    OUT gets broker-<id>.jsonl per broker (Contract 4), ground_truth.json (the findings the
+    audit must report, with and without the desired state) and desired_state.json (use it with
+    `configctl audit --desired-state`). Existing broker-*.jsonl files in OUT are replaced.
+    """
+    from configctl.audit.simulate import DESIRED_STATE_FILE, GROUND_TRUTH_FILE, SimulationSpec
+    from configctl.audit.simulate import simulate as run
+
+    try:
+        spec = SimulationSpec(brokers, topics, drift_rate, seed, malformed, changes, pending)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    started = time.monotonic()
+    try:
+        written = run(spec, out_dir)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
+    summary = {
+        "directory": str(written.directory),
+        "brokers": written.files,
+        "rows": written.rows,
+        "ground_truth": str(written.directory / GROUND_TRUTH_FILE),
+        "desired_state": str(written.directory / DESIRED_STATE_FILE),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    if settings().output == "json":
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(
+            f"wrote {written.rows:,} snapshot rows for {written.files} broker(s) to {written.directory} "
+            f"(ground truth: {summary['ground_truth']})"
+        )
