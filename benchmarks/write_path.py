@@ -34,7 +34,9 @@ def raw_kazoo(connect: str, count: int) -> float:
     for n in range(count):
         tx = client.transaction()
         tx.set_data("/config/topics/raw", b'{"version":1,"config":{"retention.ms":"%d"}}' % n)
-        tx.create("/config/changes/config_change_", b'{"version":2,"entity_path":"topics/raw"}', sequence=True)
+        tx.create(
+            "/config/changes/config_change_", b'{"version":2,"entity_path":"topics/raw"}', sequence=True
+        )
         tx.commit()
     elapsed = time.perf_counter() - started
     client.stop()
@@ -57,8 +59,18 @@ def cli(connect: str, count: int) -> tuple[float, float]:
     for n in range(count):
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "configctl", "--zookeeper", connect, "alter", "--topic", "cli",
-             "--add-config", f"retention.ms={n + 1}"],
+            [
+                sys.executable,
+                "-m",
+                "configctl",
+                "--zookeeper",
+                connect,
+                "alter",
+                "--topic",
+                "cli",
+                "--add-config",
+                f"retention.ms={n + 1}",
+            ],
             check=True,
             capture_output=True,
         )
@@ -108,7 +120,9 @@ def main() -> None:
                 server.stop()
     print(f"raw kazoo multi (set+create):   {raw:9.1f} writes/s")
     print(f"configctl library alter:        {lib:9.1f} alters/s   ratio to raw {lib / raw:.2f}")
-    print(f"configctl CLI process alter:    {cli_rate:9.1f} alters/s   (median {cli_median * 1000:.0f} ms per run)")
+    print(
+        f"configctl CLI process alter:    {cli_rate:9.1f} alters/s   (median {cli_median * 1000:.0f} ms per run)"
+    )
     print(f"CLI cold start (--help):        {startup * 1000:9.0f} ms median")
 
 

@@ -72,7 +72,7 @@ class EnvironmentProblem(ConfigctlError):
 EXIT_CODES = {
     0: "success (plan: no changes)",
     1: "invalid input: bad entity, key, value or file; nothing was written",
-    2: "command-line usage error (click); plan: there are changes",
+    2: "command-line usage error (click); plan: there are changes; audit --fail-on-drift: drift found",
     3: "ZooKeeper unreachable or session lost; nothing was written",
     4: "permission denied by ZooKeeper ACLs or authentication",
     5: "conflict: version check failed, retries exhausted, or state moved since the plan",

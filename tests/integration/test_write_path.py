@@ -313,12 +313,16 @@ def test_broker_password_is_encrypted_and_masked(zk_connect, zk):
         env={"CONFIGCTL_PASSWORD_ENCODER_SECRET": "encoder-secret"},
     )
     assert result.returncode == 0, result.stderr
-    stored = json.loads(zk.get("/config/brokers/1")[0])["config"]["listener.name.internal.ssl.keystore.password"]
+    stored = json.loads(zk.get("/config/brokers/1")[0])["config"][
+        "listener.name.internal.ssl.keystore.password"
+    ]
     assert "kspass" not in stored
     assert PasswordEncoder("encoder-secret").decode(stored) == "kspass"
     described = cli(zk_connect, "describe", "--broker", "1")
     assert "kspass" not in described.stdout and stored not in described.stdout
-    missing_secret = cli(zk_connect, "alter", "--broker", "2", "--add-config", "listener.name.internal.ssl.keystore.password=x")
+    missing_secret = cli(
+        zk_connect, "alter", "--broker", "2", "--add-config", "listener.name.internal.ssl.keystore.password=x"
+    )
     assert missing_secret.returncode == 1 and "secret" in missing_secret.stderr
 
 
