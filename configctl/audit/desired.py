@@ -142,17 +142,57 @@ def desired_from_configs(
     key, for exactly this reason).
     """
     expected: list[ExpectedValue] = []
+    broker_configs: dict[str, dict[str, str]] = {}
     for path, config in configs.items():
-        match = _BROKER_PATH.match(path)
-        broker_id = int(match.group(1)) if match else None
-        is_broker = path.startswith("brokers/")
-        for name, value in config.items():
-            if is_broker and is_sensitive(name):
-                if decode_password is None:
-                    continue
-                value = decode_password(value)
-            expected.append(ExpectedValue(broker_id, path, name, snapshot_form(name, value)))
+        if path.startswith("brokers/"):
+            broker_configs[path] = _decoded(config, decode_password)
+            continue
+        expected.extend(
+            ExpectedValue(None, path, name, snapshot_form(name, value)) for name, value in config.items()
+        )
+    expected.extend(_broker_expectations(broker_configs))
     return DesiredState(latest_change_number, tuple(sorted(expected, key=_sort_key)), complete=True)
+
+
+def _decoded(config: Mapping[str, str], decode_password: Callable[[str], str] | None) -> dict[str, str]:
+    """Broker passwords in plain form, or left out when they cannot be decoded here."""
+    result = {}
+    for name, value in config.items():
+        if is_sensitive(name):
+            if decode_password is None:
+                continue
+            value = decode_password(value)
+        result[name] = value
+    return result
+
+
+def _broker_expectations(broker_configs: Mapping[str, Mapping[str, str]]) -> list[ExpectedValue]:
+    """What each broker should show with a dynamic source, resolved as the listener resolves it.
+
+    Going through the same precedence code matters: a dynamic ``log.retention.ms`` also decides
+    ``log.retention.hours`` (synonyms), and read-only or misplaced keys Kafka ignores are not
+    expected at all. Imported lazily: only the driver, with configctl installed, gets here.
+    """
+    from configctl.precedence import DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, resolve_broker
+
+    default_path = "brokers/<default>"
+    cluster_default = broker_configs.get(default_path, {})
+    result = []
+    shared = resolve_broker("-1", {}, cluster_default, {}).values
+    for name, value in shared.items():
+        if value.source == DYNAMIC_DEFAULT_BROKER_CONFIG:
+            result.append(ExpectedValue(None, default_path, name, snapshot_form(name, value.value)))
+    for path, config in broker_configs.items():
+        match = _BROKER_PATH.match(path)
+        if match is None:
+            continue
+        own = resolve_broker(match.group(1), config, cluster_default, {}).values
+        for name, value in own.items():
+            if value.source == DYNAMIC_BROKER_CONFIG:
+                result.append(
+                    ExpectedValue(int(match.group(1)), path, name, snapshot_form(name, value.value))
+                )
+    return result
 
 
 def load_desired_state(
