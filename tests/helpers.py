@@ -115,3 +115,17 @@ def zookeeper_pids(data_dir: Path | str) -> list[int]:
         ):
             pids.append(proc.info["pid"])
     return pids
+
+
+def zookeeper_truth(store, broker_id: int) -> dict[str, dict[str, str]]:
+    """What a broker should run with: every non-empty config it follows, straight from ZooKeeper."""
+    from configctl.entities import DEFAULT, EntityType
+
+    found = {}
+    for stored in store.read_all():
+        entity = stored.entity
+        if entity.type is EntityType.BROKERS and entity.name not in (str(broker_id), DEFAULT):
+            continue
+        if stored.config:
+            found[entity.path] = stored.config
+    return found

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, wait_for
+from helpers import run_cli, wait_for, zookeeper_truth
 
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.listener import ConfigListener
@@ -48,23 +48,11 @@ def set_config(store: ZkStore, path: str, **config: str) -> int:
     return result.committed.change_number
 
 
-def truth(store: ZkStore, broker_id: int) -> dict[str, dict[str, str]]:
-    """What the broker should run with: every non-empty config it follows, straight from ZooKeeper."""
-    found = {}
-    for stored in store.read_all():
-        entity = stored.entity
-        if entity.type is EntityType.BROKERS and entity.name not in (str(broker_id), DEFAULT):
-            continue
-        if stored.config:
-            found[entity.path] = stored.config
-    return found
-
-
 def converged(listener: ConfigListener, store: ZkStore) -> bool:
     latest = store.latest_change_number()
-    return listener.configs() == truth(store, listener.broker_id) and listener.last_applied_change == (
-        -1 if latest is None else latest
-    )
+    return listener.configs() == zookeeper_truth(
+        store, listener.broker_id
+    ) and listener.last_applied_change == (-1 if latest is None else latest)
 
 
 def test_follows_changes_and_publishes_state_and_snapshot(store, start_listener, tmp_path):
@@ -331,7 +319,7 @@ def test_a_notification_purged_before_it_is_read_triggers_a_full_reload(store, s
     # the purged notification's number is gone with it; the newest remaining one is applied
     remaining = store.latest_change_number()
     assert listener.last_applied_change == max(before, -1 if remaining is None else remaining)
-    assert listener.configs() == truth(store, 1)
+    assert listener.configs() == zookeeper_truth(store, 1)
 
 
 def test_changes_path_created_between_listing_and_watch_is_not_missed(zk_connect, store):

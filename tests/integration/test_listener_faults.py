@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, wait_for
+from helpers import REPO_ROOT, wait_for, zookeeper_truth
 from kazoo.client import KazooClient
 
 from configctl.entities import DEFAULT, Entity, EntityType
@@ -38,26 +38,15 @@ STATIC = {"log.retention.hours": "72", "num.io.threads": "16"}
 # ----------------------------------------------------------------------------------------------
 
 
-def truth(store: ZkStore, broker_id: int) -> dict[str, dict[str, str]]:
-    found = {}
-    for stored in store.read_all():
-        entity = stored.entity
-        if entity.type is EntityType.BROKERS and entity.name not in (str(broker_id), DEFAULT):
-            continue
-        if stored.config:
-            found[entity.path] = stored.config
-    return found
-
-
 def latest(store: ZkStore) -> int:
     number = store.latest_change_number()
     return -1 if number is None else number
 
 
 def converged(listener: ConfigListener, store: ZkStore) -> bool:
-    return listener.configs() == truth(store, listener.broker_id) and listener.last_applied_change == latest(
-        store
-    )
+    return listener.configs() == zookeeper_truth(
+        store, listener.broker_id
+    ) and listener.last_applied_change == latest(store)
 
 
 def assert_converges(listeners: list[ConfigListener], connect: str, what: str) -> float:
