@@ -527,6 +527,7 @@ class ZkStore:
             committed.append(
                 Committed(change.entity, new_version, change_number(notification_path.rsplit("/", 1)[1]))
             )
+            self._written[change.entity] = Stored(change.entity, dict(change.config), new_version)
         if self.history_limit > 0:
             # A node's history holds at most one record per version, so it can only outgrow
             # the limit once the version reaches it: skip the listing round trip before that.

@@ -107,3 +107,19 @@ def test_sigkilled_writer_never_leaves_config_without_notification(zk_connect, z
     latest = json.loads(zk.get("/config/topics/killed")[0])["config"]["retention.ms"]
     records = [json.loads(zk.get(f"/configctl/history/topics/killed/{h}")[0]) for h in history]
     assert max(records, key=lambda r: r["version"])["config"]["retention.ms"] == latest
+
+
+def test_a_writer_starts_from_what_it_wrote_and_the_version_check_catches_others(zk_connect, monkeypatch):
+    entity = Entity.of("topics", "cached")
+    with ZkStore(zk_connect) as store:
+        writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "1"}))
+        reads: list[Entity] = []
+        original = store.read
+        monkeypatch.setattr(store, "read", lambda e: reads.append(e) or original(e))
+        writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "2"}))
+        assert reads == []  # one round trip saved: no read before the write
+        with ZkStore(zk_connect) as other:
+            writer.alter(other, entity, writer.prepare_change(entity, {"segment.ms": "5"}))
+        result = writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "3"}))
+        assert result.attempts == 2 and reads == [entity]
+        assert result.after == {"retention.ms": "3", "segment.ms": "5"}
