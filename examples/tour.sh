@@ -80,6 +80,6 @@ sleep 2
 
 step "The Spark audit finds it (server.properties skew, per-broker overrides, a stale broker)"
 show configctl audit --snapshots "$work/state" --html "$work/audit.html"
-echo "HTML report written to $work/audit.html (removed when the tour ends)"
+echo "(the tour removes its work directory, report included, when it ends)"
 
 step "Done: stopping the listeners and ZooKeeper"
