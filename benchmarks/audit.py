@@ -32,6 +32,7 @@ from configctl.audit.job import audit
 from configctl.audit.simulate import (
     BUILTIN,
     DESIRED_STATE_FILE,
+    GROUND_TRUTH_FIELDS,
     GROUND_TRUTH_FILE,
     QUOTA_BASE,
     STATIC_SHARED,
@@ -39,18 +40,6 @@ from configctl.audit.simulate import (
     simulate,
 )
 from configctl.audit.spark import build_session
-
-# The finding fields the simulator's ground truth pins down.
-_CHECKED = (
-    "brokers",
-    "rows",
-    "latest_change_number",
-    "stale_brokers",
-    "divergent",
-    "per_broker_overrides",
-    "static_skew",
-    "missed_changes",
-)
 
 
 def parse_size(text: str) -> int:
@@ -95,8 +84,8 @@ class PeakMemory:
 
 
 def check(doc: dict[str, Any], truth: dict[str, Any]) -> bool:
-    got = {name: doc[name] for name in _CHECKED}
-    want = {name: truth[name] for name in _CHECKED}
+    got = {name: doc[name] for name in GROUND_TRUTH_FIELDS}
+    want = {name: truth[name] for name in GROUND_TRUTH_FIELDS}
     got["malformed"] = {k: doc["malformed"][k] for k in ("unparseable", "missing_fields")}
     want["malformed"] = truth["malformed"]
     return got == want

@@ -743,12 +743,6 @@ class ZkStore:
         return True
 
 
-def require_entity(stored: Stored) -> Stored:
-    if not stored.exists:
-        raise NotFound(f"no config node for {stored.entity.display} at {stored.entity.znode}")
-    return stored
-
-
 @contextlib.contextmanager
 def translate_errors(action: str) -> Iterator[None]:
     """Turn kazoo's exceptions into one-line configctl errors."""

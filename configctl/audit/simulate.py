@@ -46,6 +46,17 @@ from configctl.audit.schema import (
 )
 
 GROUND_TRUTH_FILE = "ground_truth.json"
+# The audit findings a ground truth pins down (an audit document has more: counts, heatmap, examples).
+GROUND_TRUTH_FIELDS = (
+    "brokers",
+    "rows",
+    "latest_change_number",
+    "stale_brokers",
+    "divergent",
+    "per_broker_overrides",
+    "static_skew",
+    "missed_changes",
+)
 DESIRED_STATE_FILE = "desired_state.json"
 BASE_TIME_MS = 1_763_780_000_000
 

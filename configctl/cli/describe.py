@@ -12,8 +12,6 @@ from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import console, emit_json, entity_json, entity_label, masked
-from configctl.entities import EntityType
-from configctl.errors import InvalidInput
 
 
 @click.command(cls=EntityCommand)
@@ -65,8 +63,3 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
         for key, value in masked(item.entity, item.config).items():
             table.add_row(escape(key), escape(value))
         out.print(table)
-
-
-def require_type(selection_type: EntityType, allowed: tuple[EntityType, ...]) -> None:
-    if selection_type not in allowed:
-        raise InvalidInput(f"--effective does not apply to {selection_type.value}")

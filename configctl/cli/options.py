@@ -6,7 +6,6 @@ mean the same; a value given on the subcommand wins.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -100,13 +99,3 @@ def settings() -> GlobalSettings:
     """The merged global settings of the running command."""
     ctx = click.get_current_context()
     return ctx.ensure_object(GlobalSettings)
-
-
-def command_with_globals(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator for subcommands: accept the global options after the subcommand too."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
-
-    return global_options(wrapper)

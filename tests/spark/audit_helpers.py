@@ -6,19 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from configctl.audit.simulate import GROUND_TRUTH_FIELDS as TRUTH_FIELDS
 from configctl.audit.simulate import GROUND_TRUTH_FILE
-
-# The finding fields a ground truth pins down (the document has more: counts, heatmap, examples).
-TRUTH_FIELDS = (
-    "brokers",
-    "rows",
-    "latest_change_number",
-    "stale_brokers",
-    "divergent",
-    "per_broker_overrides",
-    "static_skew",
-    "missed_changes",
-)
 
 
 def ground_truth(directory: Path) -> dict[str, Any]:
