@@ -12,11 +12,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from configctl.entities import EntityType
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 LISTENER_PREFIX = "listener.name."
 
@@ -45,9 +49,10 @@ class ConfigKey:
         return self.update_mode == "per-broker"
 
 
-def schemas_dir() -> Path:
-    """Where the schemas live: inside the installed wheel, else the source checkout's ``schemas/``."""
-    packaged = Path(__file__).with_name("_schemas")
+def schemas_dir() -> Traversable:
+    """Where the schemas live: inside the package (an installed wheel, or a zip shipped to a
+    Spark cluster with ``--py-files``), else the source checkout's ``schemas/``."""
+    packaged = resources.files("configctl") / "_schemas"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parent.parent / "schemas"
@@ -125,6 +130,19 @@ def is_sensitive(entity_type: EntityType, name: str) -> bool:
         suffixes = schema(EntityType.BROKERS).get("x-password-config-suffixes", [])
         return any(name.endswith(suffix) for suffix in suffixes)
     return False
+
+
+@cache
+def sensitive_names() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Every key name that holds a secret in some entity type, and the password-config suffixes.
+
+    For readers that see a key name without its entity type (snapshot lines, the Spark audit):
+    a name is sensitive when it is one of the names, or ends with ``.`` plus a suffix (a
+    listener-prefixed password config). Derived from the schemas, never kept by hand.
+    """
+    names = frozenset(key.name for etype in EntityType for key in keys(etype).values() if key.sensitive)
+    suffixes = tuple(schema(EntityType.BROKERS).get("x-password-config-suffixes", ()))
+    return names, suffixes
 
 
 @cache

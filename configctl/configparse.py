@@ -18,6 +18,7 @@ import javaproperties
 
 from configctl.errors import InvalidInput
 from configctl.files import read_bytes
+from configctl.values import java_trim
 
 # Kafka's lookahead: "not inside [...]" = no ']' before the next '[' or the end of the text.
 # It is only correct for balanced, unnested brackets, which _check_brackets guarantees first.
@@ -27,13 +28,6 @@ _JAVA_SPACE = r"[ \t\n\x0b\f\r]"
 _ENTRY_SPLIT = re.compile("," + _OUTSIDE_BRACKETS)
 _KEY_VALUE_SPLIT = re.compile(_JAVA_SPACE + "*=" + _JAVA_SPACE + "*" + _OUTSIDE_BRACKETS)
 _KEY_RE = re.compile(r"[a-zA-Z0-9._-]+")
-# Java's String.trim() removes every character up to U+0020, not Unicode whitespace.
-_JAVA_TRIM_CHARS = "".join(chr(c) for c in range(0x21))
-
-
-def java_trim(text: str) -> str:
-    """``String.trim()``: strip characters <= U+0020 at both ends (and nothing else)."""
-    return text.strip(_JAVA_TRIM_CHARS)
 
 
 def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:

@@ -22,7 +22,7 @@ mistake must be reported at once, with the file, line, entity and key. Two choic
   overrides (SCRAM credentials, quotas) are left alone unless the entry also names some keys.
 * Top-level keys other than the five entity types are mistakes, except ``x-...`` keys, which
   are ignored so they can hold YAML anchors that entities merge (``<<: *defaults``).
-* Values are turned into Kafka's stored strings by :func:`configctl.validation.normalize_value`
+* Values are turned into Kafka's stored strings by :func:`configctl.values.normalize_value`
   (a list is comma-joined, ``true`` becomes ``"true"``), then the whole file is validated with
   :func:`configctl.validation.validate_config`; every problem in the file is reported together.
 
@@ -48,10 +48,10 @@ from typing import Any
 
 import yaml
 
-from configctl import catalogue, secrets, validation
+from configctl import catalogue, secrets, validation, values
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
-from configctl.files import read_bytes
+from configctl.files import read_bytes, read_limited
 
 TYPE_ORDER = (EntityType.TOPICS, EntityType.CLIENTS, EntityType.USERS, EntityType.BROKERS, EntityType.IPS)
 CLIENTS_KEY = "clients"
@@ -107,7 +107,7 @@ def read_source(path: str | Path) -> tuple[bytes, str]:
     """The raw bytes of a desired-state file and the name to use in messages (``-`` is stdin)."""
     name = str(path)
     if name == "-":
-        return sys.stdin.buffer.read(), "<stdin>"
+        return read_limited(sys.stdin.buffer, "<stdin>"), "<stdin>"
     return read_bytes(name), name
 
 
@@ -371,7 +371,7 @@ def _read_entity(
             continue
         facts = catalogue.lookup(entity.schema_type, key)
         try:
-            config[key] = validation.normalize_value(facts, value, name=key)
+            config[key] = values.normalize_value(facts, value, name=key)
         except InvalidInput as exc:
             problems.append(f"{_where(source, key_line)}: {shown}: {exc.message}")
             continue
@@ -544,7 +544,7 @@ def to_native(entity: Entity, key: str, stored: str) -> Any:
     candidates.append(_native_scalar(stored))
     for candidate in candidates:
         try:
-            if validation.normalize_value(facts, candidate, name=key) == stored:
+            if values.normalize_value(facts, candidate, name=key) == stored:
                 return candidate
         except InvalidInput:
             continue

@@ -14,6 +14,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from configctl.errors import InvalidInput
 
@@ -46,6 +47,19 @@ class EntityType(str, Enum):
     @property
     def has_default(self) -> bool:
         return self is not EntityType.TOPICS
+
+
+TYPE_ORDER = (EntityType.TOPICS, EntityType.CLIENTS, EntityType.USERS, EntityType.BROKERS, EntityType.IPS)
+"""The order types are listed in (as Kafka's documentation lists them)."""
+
+
+def name_sort_key(entity_type: EntityType, name: str) -> tuple[int, str]:
+    """``<default>`` first, then broker ids by number, then names as text."""
+    if name == DEFAULT:
+        return (0, "")
+    if entity_type is EntityType.BROKERS and name.isdigit():
+        return (1, f"{int(name):012d}")
+    return (1, name)
 
 
 def sanitize(name: str) -> str:
@@ -160,14 +174,22 @@ class Entity:
             f"{path!r} is not an entity path (expected <type>/<name> or users/<u>/clients/<c>)"
         )
 
-    def _sort_key(self) -> tuple[str, str, bool, str]:
-        return (self.type.value, self.name, self.client is not None, self.client or "")
+    def sort_key(self) -> tuple[Any, ...]:
+        """The one order of entities everywhere (listings, plans, exports, reports).
+
+        Types in :data:`TYPE_ORDER`; within a type ``<default>`` first, broker ids by number,
+        other names as text; a user before its user+client entities.
+        """
+        return (
+            TYPE_ORDER.index(self.type),
+            name_sort_key(self.type, self.name),
+            (0, "") if self.client is None else name_sort_key(EntityType.CLIENTS, self.client),
+        )
 
     def __lt__(self, other: object) -> bool:
-        """Order by type, name, then client (a user sorts before its user+client entities)."""
         if not isinstance(other, Entity):
             return NotImplemented
-        return self._sort_key() < other._sort_key()
+        return self.sort_key() < other.sort_key()
 
     @property
     def is_default(self) -> bool:
@@ -189,6 +211,14 @@ class Entity:
     @property
     def znode(self) -> str:
         return f"{CONFIG_ROOT}/{self.path}"
+
+    @property
+    def label(self) -> str:
+        """The entity path with plain names, as files and messages write it (``users/alice/clients/app 1``)."""
+        text = f"{self.type.value}/{self.name}"
+        if self.client is not None:
+            text += f"/clients/{self.client}"
+        return text
 
     @property
     def display(self) -> str:

@@ -6,6 +6,9 @@ Every failure that reaches the command line is one of these; the CLI prints
 
 from __future__ import annotations
 
+ECHO_LIMIT = 80
+"""Echoed input is cut to this many characters: an error line stays one readable line."""
+
 
 class ConfigctlError(Exception):
     """Base class: a one-line, user-facing message and an exit status."""
@@ -79,3 +82,23 @@ EXIT_CODES = {
     6: "not found",
     7: "environment problem: Java missing, port busy, ZooKeeper jars not found",
 }
+
+
+def one_line(text: object, limit: int | None = None) -> str:
+    """``text`` (or an exception's message) on one line: whitespace runs folded, optionally cut.
+
+    Every message that reaches a terminal or a log goes through here, so an exception carrying a
+    traceback-shaped message or a 50 MB input never becomes more than one short line.
+    """
+    raw = str(text)
+    folded = " ".join(raw.split()) or (type(text).__name__ if isinstance(text, BaseException) else "")
+    if limit is not None and len(folded) > limit:
+        return folded[: max(0, limit - 1)] + "…"
+    return folded
+
+
+def shown(value: str, limit: int = ECHO_LIMIT) -> str:
+    """A user's input quoted for an error message: ``repr`` of a short prefix, never the whole of it."""
+    text = value if len(value) <= limit else value[:limit]
+    quoted = repr(text)
+    return quoted if len(value) <= limit else f"{quoted}… ({len(value)} characters)"

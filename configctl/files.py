@@ -9,18 +9,34 @@ new one, never half of one.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from configctl.errors import InvalidInput
 
+READ_LIMIT = 64 * 1024 * 1024
+"""The most configctl reads of any one input file: far above a real desired state or properties
+file, far below what would exhaust memory (``/dev/zero`` is refused, not read for ever)."""
 
-def read_bytes(path: str | os.PathLike[str], what: str = "") -> bytes:
-    """The file's bytes, or :class:`InvalidInput` naming the file (``what`` says what it is)."""
+
+def read_bytes(path: str | os.PathLike[str], what: str = "", *, limit: int = READ_LIMIT) -> bytes:
+    """The file's bytes, or :class:`InvalidInput` naming the file (``what`` says what it is).
+
+    Regular files and pipes (``<(...)``) are read, at most ``limit`` bytes; directories and
+    devices are refused before a byte is read.
+    """
     name = os.fspath(path)
     label = f"{what} {name}".strip()
     try:
-        return Path(name).read_bytes()
+        with open(name, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise InvalidInput(f"{label}: is a directory")
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                raise InvalidInput(f"{label}: not a regular file")
+            return read_limited(handle, label, limit)
     except FileNotFoundError:
         raise InvalidInput(f"{label}: no such file") from None
     except IsADirectoryError:
@@ -29,6 +45,14 @@ def read_bytes(path: str | os.PathLike[str], what: str = "") -> bytes:
         raise InvalidInput(f"{label}: permission denied") from None
     except OSError as exc:
         raise InvalidInput(f"{label}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_limited(handle: BinaryIO, label: str, limit: int = READ_LIMIT) -> bytes:
+    """At most ``limit`` bytes of an open stream (stdin too); more is an :class:`InvalidInput`."""
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InvalidInput(f"{label}: larger than {limit:,} bytes; refusing to read it")
+    return data
 
 
 def replace_atomically(path: Path, text: str, *, private: bool = False) -> None:

@@ -31,42 +31,24 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from functools import cache, lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from configctl import catalogue
+from configctl import catalogue, values
 from configctl.catalogue import LISTENER_PREFIX, ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
-from configctl.errors import InvalidInput, ValidationFailed
+from configctl.errors import ValidationFailed
 
 __all__ = [
     "check",
     "closest",
     "coerce",
-    "normalize_value",
     "validate_config",
 ]
 
-# Java's String.trim() removes every char <= U+0020 at both ends; ConfigDef.parseType trims every
-# string value before parsing it, so " 5" is a valid int to Kafka.
-_JAVA_TRIM = "".join(chr(i) for i in range(0x21))
-_INT_RE = re.compile(r"[+-]?[0-9]+")
-# Double.parseDouble's grammar (decimal and hexadecimal forms, optional float/double suffix).
-_DECIMAL_DOUBLE_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?")
-_HEX_DOUBLE_RE = re.compile(
-    r"([+-]?)(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?"
-)
-# ConfigDef splits lists on "\\s*,\\s*" (Java's \s: ASCII whitespace only) and keeps empty items.
-_LIST_SPLIT_RE = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
-_INT_BOUNDS = {
-    "short": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "long": (-(2**63), 2**63 - 1),
-}
 _SCRAM_ITERATIONS_RE = re.compile(r",iterations=([0-9]+)$")
 _SCRAM_FIELD_RE = re.compile(r"(salt|stored_key|server_key)=([^,]*)")
 _ENUM_SHOWN = 8
@@ -85,47 +67,6 @@ _LABELS = {
 # --------------------------------------------------------------------------------------------
 
 
-def _parse(kafka_type: str, raw: str, *, shown: str) -> tuple[Any, str | None]:
-    """Parse ``raw`` as ``kafka_type``; on failure return a reason that shows the value as ``shown``."""
-    text = raw.strip(_JAVA_TRIM)
-    if kafka_type in _INT_BOUNDS:
-        if not _INT_RE.fullmatch(text):
-            return None, f"{shown} is not a valid {kafka_type}: expected a whole number"
-        value = int(text)
-        low, high = _INT_BOUNDS[kafka_type]
-        if not low <= value <= high:
-            article = "an" if kafka_type == "int" else "a"
-            return None, f"{shown} is out of range for {article} {kafka_type} ({low} to {high})"
-        return value, None
-    if kafka_type == "double":
-        return _parse_double(text, shown)
-    if kafka_type == "boolean":
-        lowered = text.lower()
-        if lowered in ("true", "false"):
-            return lowered == "true", None
-        return None, f"{shown} is not a valid boolean: expected true or false"
-    if kafka_type == "list":
-        return ([] if not text else _LIST_SPLIT_RE.split(text)), None
-    # string, password, class, scram_credential: strings, trimmed as ConfigDef does.
-    return text, None
-
-
-def _parse_double(text: str, shown: str) -> tuple[Any, str | None]:
-    """Java's ``Double.parseDouble``, except NaN: it slips through every range check Kafka has."""
-    body = text.lstrip("+-")
-    sign = -1.0 if text.startswith("-") else 1.0
-    if body == "Infinity" and len(text) - len(body) <= 1:
-        return sign * math.inf, None
-    if body == "NaN" and len(text) - len(body) <= 1:
-        return None, f"{shown} is not accepted: NaN is not a number"
-    if _DECIMAL_DOUBLE_RE.fullmatch(text):
-        return float(text.rstrip("fFdD")), None
-    hex_match = _HEX_DOUBLE_RE.fullmatch(text)
-    if hex_match:
-        return sign * float.fromhex(hex_match.group(2)), None
-    return None, f"{shown} is not a valid double: expected a number such as 0.5 or 1.0E9"
-
-
 def coerce(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
     """Turn a stored string into the typed value Kafka's ``ConfigDef`` parses it to.
 
@@ -138,7 +79,7 @@ def coerce(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return None, f"{key.name}: the value must be a string, not {type(raw).__name__}"
     shown = "the value" if key.sensitive else repr(raw)
-    value, reason = _parse(key.kafka_type, raw, shown=shown)
+    value, reason = values.parse(key.kafka_type, raw, shown=shown)
     return value, (None if reason is None else f"{key.name}: {reason}")
 
 
@@ -196,7 +137,9 @@ def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return _java_double(value) if not math.isinf(value) else ("Infinity" if value > 0 else "-Infinity")
+        return (
+            values.java_double(value) if not math.isinf(value) else ("Infinity" if value > 0 else "-Infinity")
+        )
     if isinstance(value, str):
         return repr(value)
     return str(value)
@@ -278,7 +221,7 @@ def _check_value(
         problems.append(f"{name}: the value must be a string, not {type(raw).__name__}")
         return None
     shown = "the value" if key.sensitive else repr(raw)
-    value, reason = _parse(key.kafka_type, raw, shown=shown)
+    value, reason = values.parse(key.kafka_type, raw, shown=shown)
     if reason is not None:
         problems.append(f"{name}: {reason}")
         return None
@@ -439,7 +382,7 @@ def _typed(entity_type: EntityType, config: Mapping[str, str], name: str) -> Any
     key = catalogue.keys(entity_type).get(name)
     if raw is None or key is None or not isinstance(raw, str):
         return None
-    value, reason = _parse(key.kafka_type, raw, shown="")
+    value, reason = values.parse(key.kafka_type, raw, shown="")
     return None if reason is not None else value
 
 
@@ -526,74 +469,3 @@ def check(
 # --------------------------------------------------------------------------------------------
 # Desired-state values -> stored strings
 # --------------------------------------------------------------------------------------------
-
-
-def _java_double(value: float) -> str:
-    """``Double.toString`` for finite doubles: plain in [1e-3, 1e7), else ``d.dddE<n>``."""
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    decimal = Decimal(repr(abs(value))).as_tuple()
-    digits = "".join(map(str, decimal.digits))
-    point = len(digits) + int(decimal.exponent)  # digits before the decimal point
-    digits = digits.rstrip("0") or "0"
-    if 1e-3 <= abs(value) < 1e7:
-        if point <= 0:
-            text = "0." + "0" * -point + digits
-        elif point >= len(digits):
-            text = digits + "0" * (point - len(digits)) + ".0"
-        else:
-            text = digits[:point] + "." + digits[point:]
-    else:
-        text = f"{digits[0]}.{digits[1:] or '0'}E{point - 1}"
-    return sign + text
-
-
-def _scalar_text(key: ConfigKey | None, value: Any, label: str) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            raise InvalidInput(f"{label}: NaN is not a valid value")
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        if key is not None and key.kafka_type in _INT_BOUNDS and value.is_integer():
-            return str(int(value))
-        return _java_double(value)
-    if value is None:
-        raise InvalidInput(f"{label}: has no value (write '' for an empty value)")
-    raise InvalidInput(
-        f"{label}: a {type(value).__name__} is not a config value (use a string, number, boolean or list)"
-    )
-
-
-def normalize_value(key: ConfigKey | None, value: Any, *, name: str | None = None) -> str:
-    """The stored string form of a desired-state (YAML/JSON) value.
-
-    Booleans become ``true``/``false``, integers decimal digits, floats Java's ``Double.toString``
-    form (a whole float for an integer-typed key becomes plain digits, never ``1.0E9``), lists
-    are comma-joined, strings are kept as they are. Anything else (a mapping, a nested list,
-    a date, null) raises :class:`InvalidInput` naming the key.
-    """
-    label = name or (key.name if key is not None else "config value")
-    if isinstance(value, (list, tuple)):
-        items = []
-        for item in value:
-            if isinstance(item, (list, tuple, dict)):
-                raise InvalidInput(
-                    f"{label}: a list value may hold only plain values, not nested lists or mappings"
-                )
-            text = _scalar_text(None, item, label)
-            if "," in text:
-                raise InvalidInput(f"{label}: list item {text!r} must not contain a comma")
-            items.append(text)
-        return ",".join(items)
-    if isinstance(value, Mapping):
-        raise InvalidInput(
-            f"{label}: a mapping is not a config value (use a string, number, boolean or list)"
-        )
-    return _scalar_text(key, value, label)

@@ -28,7 +28,7 @@ from configctl.cli.render import console, emit_json
 from configctl.desired import TYPE_ORDER, label
 from configctl.entities import parse_entity_type
 from configctl.errors import InvalidInput
-from configctl.files import replace_atomically
+from configctl.files import read_bytes, replace_atomically
 
 PLAN_EXIT_CHANGES = 2
 _MARKS = {"+": "[green]+[/]", "~": "[yellow]~[/]", "-": "[red]-[/]"}
@@ -202,11 +202,10 @@ def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: b
 
 
 def _read_saved_plan(path: str) -> dict[str, Any]:
+    raw = read_bytes(path, "saved plan")
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidInput(f"{path}: not a saved plan ({type(exc).__name__})") from None
     if not isinstance(document, dict):
         raise InvalidInput(f"{path} is not a plan saved by configctl plan --out")

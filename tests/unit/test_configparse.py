@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from configctl.configparse import (
-    java_trim,
     load_properties_file,
     merge_added,
     parse_add_config,
@@ -17,6 +16,7 @@ from configctl.configparse import (
     validate_config_key,
 )
 from configctl.errors import InvalidInput
+from configctl.values import java_trim
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from configctl import catalogue, desired, validation
+from configctl import catalogue, desired, values
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
 
@@ -328,7 +328,7 @@ def roundtrip(
         for name, body in section.items():
             entity = Entity.of(type_name, name)
             result[entity] = {
-                key: validation.normalize_value(catalogue.lookup(entity.schema_type, key), value, name=key)
+                key: values.normalize_value(catalogue.lookup(entity.schema_type, key), value, name=key)
                 for key, value in body.items()
             }
     return result

@@ -160,12 +160,12 @@ def test_entities_sort_with_and_without_clients() -> None:
         Entity.of("brokers", "1"),
     ]
     ordered = sorted(entities)
-    assert [e.path for e in ordered] == [
-        "brokers/1",
+    assert [e.path for e in ordered] == [  # entities.TYPE_ORDER: topics, clients, users, brokers, ips
         "topics/t",
         "users/a",
         "users/a/clients/<default>",
         "users/a/clients/c",
+        "brokers/1",
     ]
 
 
