@@ -6,6 +6,8 @@ Every failure that reaches the command line is one of these; the CLI prints
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 ECHO_LIMIT = 80
 """Echoed input is cut to this many characters: an error line stays one readable line."""
 
@@ -72,15 +74,70 @@ class EnvironmentProblem(ConfigctlError):
     exit_code = 7
 
 
+class PartiallyWritten(ConfigctlError):
+    """Some of what was asked is committed and some is not, or a commit's outcome is unknown.
+
+    The message always says which entities were committed, which were not, and which are
+    unknown (the connection dropped after the transaction was sent): the operator must never
+    read "nothing was written" after a write landed.
+    """
+
+    exit_code = 8
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        committed: Sequence[str] = (),
+        not_committed: Sequence[str] = (),
+        unknown: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.committed = list(committed)
+        self.not_committed = list(not_committed)
+        self.unknown = list(unknown)
+
+
+class BrokersRefused(ConfigctlError):
+    """The write is committed, but a live broker refused it (rejected, ignored or could not read it)."""
+
+    exit_code = 9
+
+
+class WaitTimedOut(ConfigctlError):
+    """The write is committed, but not every live broker applied it before the wait ended."""
+
+    exit_code = 10
+
+
+class RolloutAborted(ConfigctlError):
+    """A canary or wave failed and the rollout was undone: every entity it touched has its exact
+    previous bytes again (the undo is recorded in the entities' history)."""
+
+    exit_code = 11
+
+
+class RolloutStuck(ConfigctlError):
+    """A rollout stopped and could not finish or undo itself; its record under
+    ``/configctl/rollouts/<id>`` says what to do (``configctl rollout abort|resume ID``)."""
+
+    exit_code = 12
+
+
 EXIT_CODES = {
-    0: "success (plan: no changes)",
+    0: "success (plan: no changes; --wait: every live broker applied it)",
     1: "invalid input: bad entity, key, value or file; nothing was written",
     2: "command-line usage error (click); plan: there are changes; audit --fail-on-drift: drift found",
     3: "ZooKeeper unreachable or session lost; nothing was written",
-    4: "permission denied by ZooKeeper ACLs or authentication",
-    5: "conflict: version check failed, retries exhausted, or state moved since the plan",
-    6: "not found",
-    7: "environment problem: Java missing, port busy, ZooKeeper jars not found",
+    4: "permission denied by ZooKeeper ACLs or authentication; nothing was written",
+    5: "conflict: version check failed, retries exhausted, or state moved since the plan; nothing was written",
+    6: "not found; nothing was written",
+    7: "environment problem: Java missing, port busy, ZooKeeper jars not found; nothing was written",
+    8: "partly written, or a commit's outcome unknown: the message names what was and was not committed",
+    9: "written, but a live broker refused it (--wait: rejected, ignored or unreadable)",
+    10: "written, but not every live broker applied it in time (--wait timed out)",
+    11: "rollout aborted: every entity it touched is restored to its previous bytes",
+    12: "rollout stuck: its record says what to undo (configctl rollout abort|resume ID)",
 }
 
 
