@@ -27,7 +27,7 @@ from typing import Any
 
 import psutil
 
-from configctl.audit.desired import read_desired_state
+from configctl.audit.expected import read_expected_state
 from configctl.audit.job import audit
 from configctl.audit.simulate import (
     BUILTIN,
@@ -121,7 +121,7 @@ def main() -> None:
         warm = workdir / "warm-up"
         simulate(SimulationSpec(brokers=5, topics=200, drift_rate=0.2, seed=1), warm)
         audit(spark, str(warm))
-        audit(spark, str(warm), read_desired_state(warm / DESIRED_STATE_FILE))
+        audit(spark, str(warm), read_expected_state(warm / DESIRED_STATE_FILE))
 
         header = f"{'rows':>12} {'mode':>10} {'seconds':>9} {'rows/s':>10} {'JVM peak':>9} {'correct':>8}"
         for rows in sizes:
@@ -136,7 +136,7 @@ def main() -> None:
             )
             print(header)
             truth = json.loads((directory / GROUND_TRUTH_FILE).read_text())
-            desired = read_desired_state(directory / DESIRED_STATE_FILE)
+            desired = read_expected_state(directory / DESIRED_STATE_FILE)
             for mode, state, expected in (
                 ("snapshots", None, truth["snapshots_only"]),
                 ("desired", desired, truth["with_desired_state"]),

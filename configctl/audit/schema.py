@@ -1,37 +1,37 @@
-"""The snapshot format (Contract 4) as the audit reads it, and the key lists that shape findings.
+"""How the audit reads snapshot lines, and the key lists that shape its findings.
+
+The line itself (fields, types, file names) is :mod:`configctl.snapshot`'s; source names are
+:mod:`configctl.sources`'; which keys hold secrets is :mod:`configctl.catalogue`'s. This module
+only turns them into what Spark needs: an explicit read schema and Java regular expressions.
 
 Spark is told the schema instead of inferring it: inference reads the whole input once more,
 and a fleet where one file happens to hold only nulls would infer a different type than the
 rest. ``_corrupt_record`` catches lines that are not JSON objects of this shape, so a bad
-line is counted instead of failing the job. This module needs only the standard library
-(pyspark is imported when the Spark schema is asked for), so the CLI reads its constants
-without paying for pyspark, and it ships to a cluster with ``--py-files``.
+line is counted instead of failing the job. Standard library only at import time (pyspark is
+imported when the Spark schema is asked for), so the CLI reads it without paying for pyspark.
 """
 
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import TYPE_CHECKING
+
+from configctl import catalogue, snapshot
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 CORRUPT_COLUMN = "_corrupt_record"
 
-# Contract 4: one JSON object per line with exactly these fields (name, Spark type).
-SNAPSHOT_FIELDS: tuple[tuple[str, str], ...] = (
-    ("broker_id", "int"),
-    ("change_number", "long"),
-    ("entity_path", "string"),
-    ("name", "string"),
-    ("value", "string"),
-    ("source", "string"),
-    ("captured_at_ms", "long"),
-)
-FIELD_NAMES: tuple[str, ...] = tuple(name for name, _ in SNAPSHOT_FIELDS)
+DIGEST_PREFIX = "sha256:"
+"""What :func:`configctl.secrets.digest` puts before the hex digest of a secret.
 
-# Every field but ``value`` must be present (a value may legitimately be null: a key with no default).
-REQUIRED_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name != "value")
+The Spark job needs the text as a literal (it digests secrets that arrive in clear with
+Spark's own ``sha2``, and recognises digests with ``startswith``); the tests check that both
+recipes give the same text. Kept here rather than imported so the job does not load
+``configctl.secrets`` (and its ``cryptography`` dependency) on a cluster's driver.
+"""
 
 
 def snapshot_schema() -> StructType:
@@ -39,21 +39,9 @@ def snapshot_schema() -> StructType:
     from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
     types = {"int": IntegerType(), "long": LongType(), "string": StringType()}
-    fields = [StructField(name, types[kind], True) for name, kind in SNAPSHOT_FIELDS]
+    fields = [StructField(name, types[kind], True) for name, kind in snapshot.FIELDS]
     return StructType([*fields, StructField(CORRUPT_COLUMN, StringType(), True)])
 
-
-# Snapshot files as the listener names them; ``.gz`` copies are read too (Spark decompresses them).
-DEFAULT_FILE_PATTERN = "{*.jsonl,*.jsonl.gz}"
-
-# Kafka's config sources (Contract 3); quotas name the entity path that supplied them instead.
-PER_BROKER_SOURCE = "DYNAMIC_BROKER_CONFIG"
-DEFAULT_BROKER_SOURCE = "DYNAMIC_DEFAULT_BROKER_CONFIG"
-STATIC_SOURCE = "STATIC_BROKER_CONFIG"
-BUILTIN_SOURCE = "DEFAULT_CONFIG"
-TOPIC_SOURCE = "DYNAMIC_TOPIC_CONFIG"
-DYNAMIC_BROKER_SOURCES: tuple[str, ...] = (PER_BROKER_SOURCE, DEFAULT_BROKER_SOURCE)
-SERVER_PROPERTIES_SOURCES: tuple[str, ...] = (STATIC_SOURCE, BUILTIN_SOURCE)
 
 # The label under which broker keys that should agree fleet-wide are reported in ``divergent``.
 BROKER_DEFAULT_PATH = "brokers/<default>"
@@ -80,33 +68,27 @@ PER_BROKER_BY_NATURE: tuple[str, ...] = (
     "ssl.key.password",
 )
 
-# Kafka's password configs (matched as a suffix, as DynamicBrokerConfig does) and SCRAM credentials.
-# Their values must only ever be compared and shown as digests.
-SENSITIVE_SUFFIXES: tuple[str, ...] = (
-    "sasl.jaas.config",
-    "ssl.key.password",
-    "ssl.keystore.certificate.chain",
-    "ssl.keystore.key",
-    "ssl.keystore.password",
-    "ssl.truststore.certificates",
-    "ssl.truststore.password",
-    "password.encoder.secret",
-    "password.encoder.old.secret",
-    "delegation.token.master.key",
-    "delegation.token.secret.key",
-)
-SENSITIVE_NAMES: tuple[str, ...] = ("SCRAM-SHA-256", "SCRAM-SHA-512")
-DIGEST_PREFIX = "sha256:"
-
 
 def _name_regex(names: tuple[str, ...], suffixes: tuple[str, ...]) -> str:
-    whole = "|".join(re.escape(n) for n in names)
     tails = "|".join(re.escape(s) for s in suffixes)
-    return f"^(?:{whole})$|(?:^|\\.)(?:{tails})$" if whole else f"(?:^|\\.)(?:{tails})$"
+    suffix_part = f"(?:^|\\.)(?:{tails})$" if tails else ""
+    if not names:
+        return suffix_part or "(?!)"
+    whole = "|".join(re.escape(n) for n in names)
+    return f"^(?:{whole})$|{suffix_part}" if suffix_part else f"^(?:{whole})$"
 
 
-# Java regular expressions for Spark's ``rlike`` (the same text is valid for Python's ``re``).
-SENSITIVE_NAME_REGEX = _name_regex(SENSITIVE_NAMES, SENSITIVE_SUFFIXES)
+@cache
+def sensitive_name_regex() -> str:
+    """Names whose values are secrets, as a Java regex for Spark's ``rlike`` (also valid in Python).
+
+    Derived from :func:`configctl.catalogue.sensitive_names`: every sensitive key name of any
+    entity type, whole, or a password-config suffix after a dot (a listener-prefixed password
+    config, as Kafka's ``DynamicBrokerConfig`` matches them). Snapshot lines carry a key name
+    without its entity type, which is why the audit asks by name alone.
+    """
+    names, suffixes = catalogue.sensitive_names()
+    return _name_regex(tuple(sorted(names)), tuple(suffixes))
 
 
 def per_broker_regex(extra: tuple[str, ...] = ()) -> str:
@@ -116,7 +98,7 @@ def per_broker_regex(extra: tuple[str, ...] = ()) -> str:
 
 def is_sensitive(name: str) -> bool:
     """True for a key whose value is a secret (compared and shown by digest only)."""
-    return re.search(SENSITIVE_NAME_REGEX, name) is not None
+    return re.search(sensitive_name_regex(), name) is not None
 
 
 def is_per_broker_by_nature(name: str, extra: tuple[str, ...] = ()) -> bool:

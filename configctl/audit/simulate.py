@@ -31,18 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configctl.audit.desired import DesiredState, ExpectedValue, digest
-from configctl.audit.schema import (
-    BROKER_DEFAULT_PATH,
-    BUILTIN_SOURCE,
-    DEFAULT_BROKER_SOURCE,
+from configctl import snapshot
+from configctl.audit.expected import ExpectedState, ExpectedValue
+from configctl.audit.schema import BROKER_DEFAULT_PATH, is_per_broker_by_nature, is_sensitive
+from configctl.secrets import digest
+from configctl.sources import (
+    DEFAULT_CONFIG,
+    DYNAMIC_BROKER_CONFIG,
     DYNAMIC_BROKER_SOURCES,
-    PER_BROKER_SOURCE,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    DYNAMIC_TOPIC_CONFIG,
     SERVER_PROPERTIES_SOURCES,
-    STATIC_SOURCE,
-    TOPIC_SOURCE,
-    is_per_broker_by_nature,
-    is_sensitive,
+    STATIC_BROKER_CONFIG,
 )
 
 GROUND_TRUTH_FILE = "ground_truth.json"
@@ -244,7 +244,8 @@ class Fleet:
         """ZooKeeper's /config after every change."""
         return _apply(self.base, self.changes)
 
-    def desired_state(self) -> DesiredState:
+    def expected_state(self) -> ExpectedState:
+        """What ZooKeeper says every broker should run (the simulator's desired_state.json)."""
         expected = []
         for path, config in self.desired_config().items():
             broker_id = (
@@ -252,7 +253,7 @@ class Fleet:
             )
             for name, value in config.items():
                 expected.append(ExpectedValue(broker_id, path, name, value))
-        return DesiredState(self.latest_change_number, tuple(sorted(expected, key=_expected_key)))
+        return ExpectedState(self.latest_change_number, tuple(sorted(expected, key=_expected_key)))
 
     # -- a broker's view -----------------------------------------------------------------------
 
@@ -288,13 +289,13 @@ class Fleet:
         result: dict[str, tuple[str | None, str]] = {}
         for name in sorted(set(BUILTIN) | set(static) | set(default) | set(per_broker)):
             if name in per_broker:
-                result[name] = (per_broker[name], PER_BROKER_SOURCE)
+                result[name] = (per_broker[name], DYNAMIC_BROKER_CONFIG)
             elif name in default:
-                result[name] = (default[name], DEFAULT_BROKER_SOURCE)
+                result[name] = (default[name], DYNAMIC_DEFAULT_BROKER_CONFIG)
             elif name in static:
-                result[name] = (static[name], STATIC_SOURCE)
+                result[name] = (static[name], STATIC_BROKER_CONFIG)
             else:
-                result[name] = (BUILTIN[name], BUILTIN_SOURCE)
+                result[name] = (BUILTIN[name], DEFAULT_CONFIG)
         return result
 
 
@@ -314,7 +315,7 @@ def _apply(base: dict[str, dict[str, str]], changes: Iterable[Change]) -> dict[s
 
 
 def _source(path: str) -> str:
-    return TOPIC_SOURCE if path.startswith("topics/") else path
+    return DYNAMIC_TOPIC_CONFIG if path.startswith("topics/") else path
 
 
 # -- building a fleet -------------------------------------------------------------------------------
@@ -492,13 +493,6 @@ def _malformed(
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def _fragment(path: str, name: str, value: str | None, source: str) -> str:
-    return (
-        f'"entity_path":{json.dumps(path)},"name":{json.dumps(name)},'
-        f'"value":{json.dumps(value)},"source":{json.dumps(source)}'
-    )
-
-
 @dataclass(frozen=True)
 class WrittenFleet:
     directory: Path
@@ -517,7 +511,7 @@ def write_fleet(fleet: Fleet, out_dir: str | Path, *, ground_truth: bool = True)
         old.unlink()
     touched = fleet.touched()
     shared = [
-        _fragment(path, name, value, _source(path))
+        snapshot.body(path, name, value, _source(path))
         for path, config in sorted(fleet.base.items())
         if not path.startswith("brokers/")
         for name, value in sorted(config.items())
@@ -531,27 +525,27 @@ def write_fleet(fleet: Fleet, out_dir: str | Path, *, ground_truth: bool = True)
     for broker in fleet.brokers:
         cn = fleet.applied[broker]
         captured = BASE_TIME_MS + broker * 17 + cn
-        head = f'{{"broker_id":{broker},"change_number":{cn},'
-        tail = f',"captured_at_ms":{captured}}}'
+        head = snapshot.head(broker, cn)
+        tail = snapshot.tail(captured)  # ends the line
         fragments = [
-            _fragment(f"brokers/{broker}", name, value, source)
+            snapshot.body(f"brokers/{broker}", name, value, source)
             for name, (value, source) in fleet.broker_config(broker).items()
         ]
         fragments.extend(shared)
         for path, name in touched_entities:
             value = fleet.view(broker, path, name)
             if value is not None:
-                fragments.append(_fragment(path, name, value, _source(path)))
+                fragments.append(snapshot.body(path, name, value, _source(path)))
         lines = [head + fragment + tail for fragment in fragments]
         for position, text in sorted(malformed_by_broker.get(broker, [])):
-            lines.insert(min(position, len(lines)), text)
+            lines.insert(min(position, len(lines)), text + "\n")
         rows += len(lines)
-        (out / f"broker-{broker}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (out / snapshot.file_name(broker)).write_text("".join(lines), encoding="utf-8")
     if ground_truth:
         truth = compute_ground_truth(fleet, rows)
         (out / GROUND_TRUTH_FILE).write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
         (out / DESIRED_STATE_FILE).write_text(
-            json.dumps(fleet.desired_state().to_json(), indent=1) + "\n", encoding="utf-8"
+            json.dumps(fleet.expected_state().to_json(), indent=1) + "\n", encoding="utf-8"
         )
     return WrittenFleet(out, len(fleet.brokers), rows)
 
@@ -625,8 +619,8 @@ def _common_findings(fleet: Fleet) -> dict[str, Any]:
     static_skew = []
     for name in names:
         sources = {b: configs[b].get(name, (None, None)) for b in fleet.brokers}
-        if any(source == DEFAULT_BROKER_SOURCE for _, source in sources.values()):
-            population = {b: v for b, (v, source) in sources.items() if source != PER_BROKER_SOURCE}
+        if any(source == DYNAMIC_DEFAULT_BROKER_CONFIG for _, source in sources.values()):
+            population = {b: v for b, (v, source) in sources.items() if source != DYNAMIC_BROKER_CONFIG}
             groups = _groups(population)
             if len(groups) > 1:
                 divergent.append(
@@ -647,7 +641,7 @@ def _common_findings(fleet: Fleet) -> dict[str, Any]:
         {"broker_id": b, "name": name, "value": value}
         for b in fleet.brokers
         for name, (value, source) in configs[b].items()
-        if source == PER_BROKER_SOURCE
+        if source == DYNAMIC_BROKER_CONFIG
     ]
     return {"divergent": divergent, "per_broker_overrides": overrides, "static_skew": static_skew}
 

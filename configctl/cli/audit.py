@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import click
 
-from configctl.audit.schema import DEFAULT_FILE_PATTERN
+from configctl import snapshot
 from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
 from configctl.cli.options import GlobalSettings, global_options, settings
 from configctl.errors import EnvironmentProblem, InvalidInput
@@ -63,7 +63,7 @@ _EPILOG = (
 )
 @click.option(
     "--pattern",
-    default=DEFAULT_FILE_PATTERN,
+    default=snapshot.FILE_PATTERN,
     show_default=True,
     help="Which files of a snapshot directory to read.",
 )
@@ -98,18 +98,18 @@ def audit(
     global_settings = settings()
     if desired_state and _zookeeper_named(ctx):
         raise InvalidInput("give either --desired-state or --zookeeper, not both")
-    desired = None
+    expected = None
     if desired_state:
-        from configctl.audit.desired import read_desired_state
+        from configctl.audit.expected import read_expected_state
 
         try:
-            desired = read_desired_state(desired_state)
+            expected = read_expected_state(desired_state)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
     elif _zookeeper_named(ctx):
-        desired = _desired_from_zookeeper(global_settings)
+        expected = _expected_from_zookeeper(global_settings)
 
-    doc = _run_audit(snapshots, master, desired, limit, per_broker_keys, pattern)
+    doc = _run_audit(snapshots, master, expected, limit, per_broker_keys, pattern)
 
     if global_settings.output == "json":
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
@@ -135,7 +135,7 @@ def audit(
 def _run_audit(
     snapshots: str,
     master: str | None,
-    desired: Any,
+    expected: Any,
     limit: int,
     per_broker_keys: tuple[str, ...],
     pattern: str,
@@ -150,7 +150,7 @@ def _run_audit(
         raise InvalidInput(str(exc)) from None
     try:
         with audit_session(master) as spark:
-            return run(spark, snapshots, desired, options)
+            return run(spark, snapshots, expected, options)
     except SparkStartError as exc:
         raise EnvironmentProblem(str(exc)) from None
     except AuditInputError as exc:
@@ -179,9 +179,9 @@ def _zookeeper_named(ctx: click.Context) -> bool:
     return False
 
 
-def _desired_from_zookeeper(global_settings: GlobalSettings) -> Any:
-    """The desired state from ZooKeeper's /config tree and newest change notification."""
-    from configctl.audit.desired import load_desired_state
+def _expected_from_zookeeper(global_settings: GlobalSettings) -> Any:
+    """The expected state from ZooKeeper's /config tree and newest change notification."""
+    from configctl.audit.expected import load_expected_state
 
     try:
         from configctl.cli.context import open_store
@@ -195,7 +195,7 @@ def _desired_from_zookeeper(global_settings: GlobalSettings) -> Any:
             }
             return store.latest_change_number(), configs
 
-    return load_desired_state(global_settings.zookeeper, read)
+    return load_expected_state(global_settings.zookeeper, read)
 
 
 @audit.command("desired-state")
@@ -214,7 +214,7 @@ def desired_state_command(out_file: str | None) -> None:
     (or CONFIGCTL_ZOOKEEPER). Use it where the Spark driver cannot reach ZooKeeper: export
     here, copy the file next to the job, pass it with --desired-state.
     """
-    document = json.dumps(_desired_from_zookeeper(settings()).to_json(), indent=1, ensure_ascii=False)
+    document = json.dumps(_expected_from_zookeeper(settings()).to_json(), indent=1, ensure_ascii=False)
     if out_file is None:
         click.echo(document)
         return
@@ -300,3 +300,31 @@ def simulate(
             f"wrote {written.rows:,} snapshot rows for {written.files} broker(s) to {written.directory} "
             f"(ground truth: {summary['ground_truth']})"
         )
+
+
+@audit.command("package")
+@global_options
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    default="configctl.zip",
+    show_default=True,
+    help="The zip to write.",
+)
+def package_command(out_file: str) -> None:
+    """Build the zip for `spark-submit --py-files`: configctl's code and its schemas.
+
+    The job on a cluster needs the config schemas (which keys hold secrets) inside the package,
+    as configctl/_schemas/*.json; zipping the source directory by hand leaves them out.
+    """
+    from configctl.audit.package import build_zip
+
+    try:
+        written, files = build_zip(out_file)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {out_file}: {exc.strerror or exc}") from None
+    if settings().output == "json":
+        click.echo(json.dumps({"zip": str(written), "files": files}))
+    else:
+        click.echo(f"wrote {written} ({files} files); submit with --py-files {written}")

@@ -44,7 +44,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
 @pytest.fixture(scope="session")
 def audited(spark: Any) -> Callable[..., dict[str, Any]]:
     """``audited(directory, desired=False)``: the audit document, computed once per input."""
-    from configctl.audit.desired import read_desired_state
+    from configctl.audit.expected import read_expected_state
     from configctl.audit.job import audit
     from configctl.audit.simulate import DESIRED_STATE_FILE
 
@@ -52,7 +52,7 @@ def audited(spark: Any) -> Callable[..., dict[str, Any]]:
 
     def run(directory: Path, desired: bool = False) -> dict[str, Any]:
         if (directory, desired) not in docs:
-            state = read_desired_state(directory / DESIRED_STATE_FILE) if desired else None
+            state = read_expected_state(directory / DESIRED_STATE_FILE) if desired else None
             docs[(directory, desired)] = audit(spark, str(directory), state)
         return docs[(directory, desired)]
 

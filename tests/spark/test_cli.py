@@ -11,7 +11,7 @@ from audit_helpers import expected, findings, ground_truth
 from helpers import run_cli
 
 from configctl.audit import job
-from configctl.audit.desired import DesiredState
+from configctl.audit.expected import ExpectedState
 from configctl.audit.schema import is_sensitive
 from configctl.audit.simulate import DESIRED_STATE_FILE, SimulationSpec, build_fleet, fingerprint
 from configctl.cli.main import main
@@ -196,7 +196,7 @@ def test_missed_changes_from_a_real_zookeeper(capsys, zk, zk_connect, fleet) -> 
 
     code, out, err = run(capsys, "--zookeeper", zk_connect, "audit", "desired-state")
     assert code == 0, err
-    exported = DesiredState.from_json(json.loads(out))
+    exported = ExpectedState.from_json(json.loads(out))
     assert exported.latest_change_number == latest
     wanted = {
         (path, name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from audit_helpers import expected, findings, ground_truth, line, write_lines
 
-from configctl.audit.desired import DesiredState, ExpectedValue
+from configctl.audit.expected import ExpectedState, ExpectedValue
 from configctl.audit.job import AuditInputError, audit
 
 pytestmark = pytest.mark.spark
@@ -53,7 +53,7 @@ def test_empty_input(spark, tmp_path: Path, layout: str) -> None:
     for name in ("stale_brokers", "divergent", "per_broker_overrides", "static_skew"):
         assert doc[name] == [] and doc["counts"][name] == 0
     assert doc["heatmap"] == {"keys": [], "brokers": [], "cells": []}
-    desired = DesiredState(7, (ExpectedValue(None, "topics/orders", "retention.ms", "1000"),))
+    desired = ExpectedState(7, (ExpectedValue(None, "topics/orders", "retention.ms", "1000"),))
     doc = audit(spark, str(target), desired)
     assert doc["latest_change_number"] == 7 and doc["missed_changes"] == []
 
@@ -245,7 +245,7 @@ def test_missed_changes_follow_the_desired_state(spark, tmp_path: Path) -> None:
     }
     for broker, lines in rows.items():
         write_lines(tmp_path / f"broker-{broker}.jsonl", lines)
-    desired = DesiredState(
+    desired = ExpectedState(
         13,
         (
             ExpectedValue(None, "brokers/<default>", "message.max.bytes", "2097152"),
@@ -272,7 +272,7 @@ def test_missed_changes_follow_the_desired_state(spark, tmp_path: Path) -> None:
         (2, "topics/new", "cleanup.policy"): ("compact", None),
         (2, "topics/pinned", "segment.bytes"): ("8", "7"),
     }  # the sensitive per-broker key without an expectation is not judged
-    partial = DesiredState(13, desired.expected, complete=False)
+    partial = ExpectedState(13, desired.expected, complete=False)
     doc = audit(spark, str(tmp_path), partial)
     keys = {(m["broker_id"], m["entity_path"], m["name"]) for m in doc["missed_changes"]}
     assert (1, "topics/gone", "retention.ms") not in keys and (

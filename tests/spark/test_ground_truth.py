@@ -7,7 +7,7 @@ import json
 import pytest
 from audit_helpers import expected, findings, ground_truth
 
-from configctl.audit.desired import read_desired_state
+from configctl.audit.expected import read_expected_state
 from configctl.audit.job import AuditOptions, audit, audit_frame, read_snapshots
 from configctl.audit.simulate import DESIRED_STATE_FILE
 from configctl.audit.verdict import has_drift
@@ -68,7 +68,7 @@ def test_a_clean_fleet_has_no_drift(fleet, audited) -> None:
 
 def test_the_result_does_not_depend_on_partitioning(spark, fleet, audited) -> None:
     directory = _fleet(fleet, *CASES[2])
-    desired = read_desired_state(directory / DESIRED_STATE_FILE)
+    desired = read_expected_state(directory / DESIRED_STATE_FILE)
     raw = read_snapshots(spark, str(directory))
     reference = json.dumps(audited(directory, desired=True), sort_keys=True)
     for frame in (raw.repartition(1), raw.repartition(7, "name")):
@@ -77,7 +77,7 @@ def test_the_result_does_not_depend_on_partitioning(spark, fleet, audited) -> No
 
 def test_heatmap_from_spark_equals_heatmap_from_findings(spark, fleet, audited) -> None:
     directory = _fleet(fleet, *CASES[2])
-    desired = read_desired_state(directory / DESIRED_STATE_FILE)
+    desired = read_expected_state(directory / DESIRED_STATE_FILE)
     options = AuditOptions(heatmap_keys=3, heatmap_brokers=4, heatmap_in_spark=True)
     in_spark = audit(spark, str(directory), desired, options)["heatmap"]
     on_driver = audited(directory, desired=True)["heatmap"]
@@ -97,7 +97,7 @@ def test_heatmap_from_spark_equals_heatmap_from_findings(spark, fleet, audited) 
 
 def test_limits_cut_lists_and_count_what_was_left_out(spark, fleet, audited) -> None:
     directory = _fleet(fleet, *CASES[3])
-    desired = read_desired_state(directory / DESIRED_STATE_FILE)
+    desired = read_expected_state(directory / DESIRED_STATE_FILE)
     full = audited(directory, desired=True)
     cut = audit(spark, str(directory), desired, AuditOptions(limit=2, max_listed=3))
     for name in ("stale_brokers", "divergent", "per_broker_overrides", "missed_changes"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from configctl.audit.desired import desired_from_configs
+from configctl.audit.expected import expected_from_configs
 from configctl.audit.job import audit
 from configctl.entities import Entity
 from configctl.listener.manager import DynamicConfigManager, EntityRead
@@ -60,7 +60,7 @@ def test_listener_snapshots_audit_as_expected(spark, tmp_path: Path) -> None:
     assert [(s["name"], s["majority_value"]) for s in doc["static_skew"]] == [("num.io.threads", "16")]
 
     final = {path: config for _, path, config in CHANGES}
-    doc = audit(spark, str(tmp_path), desired_from_configs(105, final))
+    doc = audit(spark, str(tmp_path), expected_from_configs(105, final))
     assert doc["missed_changes"] == [
         {
             "broker_id": 1,

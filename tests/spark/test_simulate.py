@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from configctl.audit.schema import FIELD_NAMES, is_sensitive
+from configctl.audit.schema import is_sensitive
 from configctl.audit.simulate import SimulationSpec, build_fleet, fingerprint, simulate
+from configctl.snapshot import FIELD_NAMES
 
 pytestmark = pytest.mark.unit
 
@@ -72,7 +73,7 @@ def test_bad_specs_are_refused(kwargs) -> None:
 
 def test_desired_state_holds_every_dynamic_config() -> None:
     fleet = build_fleet(SimulationSpec(brokers=4, topics=6, drift_rate=0.5, seed=8))
-    desired = fleet.desired_state()
+    desired = fleet.expected_state()
     assert desired.latest_change_number == fleet.latest_change_number
     paths = {e.entity_path for e in desired.expected}
     assert paths == set(fleet.desired_config())

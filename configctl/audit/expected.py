@@ -1,10 +1,14 @@
-"""What the fleet *should* be running, as the audit's optional second input.
+"""The values the fleet is expected to run (what ZooKeeper says), as the audit's optional second input.
 
 The audit never needs ZooKeeper: snapshots alone give stale brokers, divergence, overrides and
 static skew. When the desired state is known (read from ZooKeeper by the CLI, or from a JSON
 file on a cluster where the Spark driver cannot reach ZooKeeper) the audit also reports
 ``missed_changes``. This module is plain data plus pure functions; it does not import kazoo
 or configctl's ZooKeeper code, so the Spark job can ship without them.
+
+(Not to be confused with :mod:`configctl.desired`, the desired-state *files* of ``plan`` and
+``apply``: this is the audit's flattened view of one moment of ``/config``, key by key. The
+user-facing names, ``--desired-state`` and ``audit desired-state``, keep the operators' word.)
 
 Rules the audit applies to an :class:`ExpectedValue`:
 
@@ -20,7 +24,6 @@ Rules the audit applies to an :class:`ExpectedValue`:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configctl.audit.schema import DIGEST_PREFIX, is_sensitive
+from configctl.audit.schema import BROKER_DEFAULT_PATH, DIGEST_PREFIX, is_sensitive
 
 _BROKER_PATH = re.compile(r"^brokers/([0-9]+)$")
 
@@ -44,7 +47,7 @@ class ExpectedValue:
 
 
 @dataclass(frozen=True)
-class DesiredState:
+class ExpectedState:
     """The newest change number and every expected value.
 
     ``complete`` says ``expected`` lists every dynamic override there is: then a snapshot line
@@ -67,7 +70,7 @@ class DesiredState:
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> DesiredState:
+    def from_json(cls, data: Any) -> ExpectedState:
         """Parse the JSON form; raises ValueError with a one-line reason when it is malformed."""
         if not isinstance(data, dict):
             raise ValueError("a desired state is a JSON object")
@@ -96,8 +99,8 @@ def _sort_key(e: ExpectedValue) -> tuple[Any, ...]:
     return (e.broker_id is not None, e.broker_id or 0, e.entity_path, e.name)
 
 
-def read_desired_state(path: str | Path) -> DesiredState:
-    """Load a desired state written by :meth:`DesiredState.to_json` (ValueError on bad content)."""
+def read_expected_state(path: str | Path) -> ExpectedState:
+    """Load a desired-state file written by :meth:`ExpectedState.to_json` (ValueError on bad content)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -106,18 +109,20 @@ def read_desired_state(path: str | Path) -> DesiredState:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"desired state {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
-    return DesiredState.from_json(data)
-
-
-def digest(value: str) -> str:
-    """The snapshot form of a secret (the same as the listener writes)."""
-    return DIGEST_PREFIX + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return ExpectedState.from_json(data)
 
 
 def snapshot_form(name: str, value: str | None) -> str | None:
-    """A value as a snapshot line would hold it: secrets as their digest, the rest unchanged."""
+    """A value as a snapshot line would hold it: secrets as their digest, the rest unchanged.
+
+    The digest is :func:`configctl.secrets.digest`, the listener's. Imported here, not at the
+    top: an exported desired state already holds digests, so the job on a cluster driver
+    never needs ``configctl.secrets`` (and its ``cryptography`` dependency) for one.
+    """
     if value is None or not is_sensitive(name) or value.startswith(DIGEST_PREFIX):
         return value
+    from configctl.secrets import digest
+
     return digest(value)
 
 
@@ -126,12 +131,12 @@ ConfigTree = tuple[int | None, Mapping[str, Mapping[str, str]]]
 ConfigTreeReader = Callable[[str], ConfigTree]
 
 
-def desired_from_configs(
+def expected_from_configs(
     latest_change_number: int | None,
     configs: Mapping[str, Mapping[str, str]],
     *,
     decode_password: Callable[[str], str] | None = None,
-) -> DesiredState:
+) -> ExpectedState:
     """Turn the ``/config`` tree into expectations.
 
     ``brokers/<default>`` applies to every broker and ``brokers/<id>`` to one; every other
@@ -151,7 +156,7 @@ def desired_from_configs(
             ExpectedValue(None, path, name, snapshot_form(name, value)) for name, value in config.items()
         )
     expected.extend(_broker_expectations(broker_configs))
-    return DesiredState(latest_change_number, tuple(sorted(expected, key=_sort_key)), complete=True)
+    return ExpectedState(latest_change_number, tuple(sorted(expected, key=_sort_key)), complete=True)
 
 
 def _decoded(config: Mapping[str, str], decode_password: Callable[[str], str] | None) -> dict[str, str]:
@@ -173,9 +178,10 @@ def _broker_expectations(broker_configs: Mapping[str, Mapping[str, str]]) -> lis
     ``log.retention.hours`` (synonyms), and read-only or misplaced keys Kafka ignores are not
     expected at all. Imported lazily: only the driver, with configctl installed, gets here.
     """
-    from configctl.precedence import DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, resolve_broker
+    from configctl.precedence import resolve_broker
+    from configctl.sources import DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG
 
-    default_path = "brokers/<default>"
+    default_path = BROKER_DEFAULT_PATH
     cluster_default = broker_configs.get(default_path, {})
     result = []
     shared = resolve_broker("-1", {}, cluster_default, {}).values
@@ -195,12 +201,12 @@ def _broker_expectations(broker_configs: Mapping[str, Mapping[str, str]]) -> lis
     return result
 
 
-def load_desired_state(
+def load_expected_state(
     connect: str,
     reader: ConfigTreeReader,
     *,
     decode_password: Callable[[str], str] | None = None,
-) -> DesiredState:
-    """Read the desired state through ``reader`` (the ZooKeeper access lives with the caller)."""
+) -> ExpectedState:
+    """Read the expected state through ``reader`` (the ZooKeeper access lives with the caller)."""
     latest, configs = reader(connect)
-    return desired_from_configs(latest, configs, decode_password=decode_password)
+    return expected_from_configs(latest, configs, decode_password=decode_password)

@@ -1,0 +1,32 @@
+"""The audit's knobs and its one input error, shared by the job and every drift class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from configctl import snapshot
+
+
+class AuditInputError(Exception):
+    """The input cannot be audited (missing path, unreadable, bad desired state): one line for the user."""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Bounds and knobs. ``limit`` caps every finding list; ``max_listed`` caps brokers per value."""
+
+    limit: int = 1000
+    max_listed: int = 100
+    per_broker_keys: tuple[str, ...] = ()
+    heatmap_keys: int = 20
+    heatmap_brokers: int = 40
+    examples: int = 10
+    file_pattern: str = snapshot.FILE_PATTERN
+    # The heatmap is drawn from the collected findings when none was cut short (exact, and
+    # saves three Spark jobs); set this to always compute it in Spark (tests compare both).
+    heatmap_in_spark: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("limit", "max_listed", "heatmap_keys", "heatmap_brokers"):
+            if getattr(self, name) < 1:
+                raise AuditInputError(f"{name} must be at least 1")
