@@ -43,10 +43,12 @@ from kazoo.client import KazooClient
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from configctl import fleet  # noqa: E402
 from configctl.entities import DEFAULT, Entity, EntityType  # noqa: E402
 from configctl.localzk import LocalZooKeeper  # noqa: E402
 from configctl.writer import alter, prepare_change  # noqa: E402
-from configctl.zkstore import Change, ZkStore  # noqa: E402
+from configctl.zk.configstore import Change, ConfigStore  # noqa: E402
+from configctl.zk.connection import ConnectionSettings  # noqa: E402
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_notification  # noqa: E402
 
 APPLIED_RE = re.compile(r" INFO applied change (\d+):")
@@ -255,8 +257,8 @@ def propagation(
     root: str, work: Path, brokers: int, alters: int, interval: float, zk_pids: list[int]
 ) -> dict:
     connect = make_chroot(root, "propagation")
-    with ZkStore(connect) as store:
-        store.ensure_path(CHANGES_PATH)
+    with ConfigStore.connect(connect) as store:
+        store.session.ensure_path(CHANGES_PATH)
     print(f"starting {brokers} listener processes ...", flush=True)
     listeners = [ListenerProcess(connect, i, work) for i in range(1, brokers + 1)]
     raw = RawWatchers(connect, brokers)
@@ -278,7 +280,7 @@ def propagation(
         cpu_before = sum(sum(p.cpu_times()[:2]) for p in procs)
         zk_cpu_before = sum(sum(p.cpu_times()[:2]) for p in zk_procs)
         wall_before = time.time()
-        with ZkStore(connect) as store:
+        with ConfigStore.connect(connect) as store:
             for k in range(alters):
                 started = time.time()
                 if k % 10 == 9:
@@ -343,7 +345,7 @@ def bulk_changes(connect: str, count: int, prefix: str) -> int:
         for i in range(count)
     ]
     last = -1
-    with ZkStore(connect, history_limit=0, timeout=60) as store:
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=60), history_limit=0) as store:
         for committed in store.commit_batches(changes):
             last = committed[-1].change_number
     return last
@@ -351,8 +353,8 @@ def bulk_changes(connect: str, count: int, prefix: str) -> int:
 
 def catch_up(root: str, work: Path, count: int) -> dict:
     connect = make_chroot(root, "catchup")
-    with ZkStore(connect) as store:
-        store.ensure_path(CHANGES_PATH)
+    with ConfigStore.connect(connect) as store:
+        store.session.ensure_path(CHANGES_PATH)
     listener = ListenerProcess(connect, 1, work, zk_timeout=120)
     try:
         if not listener.ready.wait(120):
@@ -452,16 +454,16 @@ def memory(root: str, work: Path, topics: int) -> dict:
         snapshot = state_dir / "broker-1.jsonl"
         lines = sum(1 for _ in snapshot.open())
         # one more change: the cost of rewriting the whole snapshot after a single alter
-        with ZkStore(connect) as store:
+        with ConfigStore.connect(connect) as store:
             entity = Entity.of(EntityType.TOPICS, "t000000")
             number = alter(
                 store, entity, prepare_change(entity, {"retention.ms": "1"})
             ).committed.change_number
         committed = time.time()
         wait(lambda: listener.numbers and listener.numbers[-1] >= number, 60, "one change")
-        with ZkStore(connect) as store:
+        with ConfigStore.connect(connect) as store:
             wait(
-                lambda: (store.broker_state(1) or {}).get("last_applied_change") == number,
+                lambda: (fleet.broker_state(store.session, 1) or {}).get("last_applied_change") == number,
                 60,
                 "the state node",
             )

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from configctl import fleet
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, NotFound
 from configctl.precedence import (
@@ -28,7 +29,8 @@ from configctl.precedence import (
     resolve_quotas,
     resolve_topic,
 )
-from configctl.zkstore import BROKER_STATE_ROOT, ZkStore
+from configctl.zk.configstore import ConfigStore
+from configctl.znodes import BrokerStateZNode
 
 
 @dataclass(frozen=True)
@@ -50,23 +52,23 @@ class EffectiveReport:
         }
 
 
-def published_static_config(store: ZkStore, broker_id: int) -> tuple[dict[str, str], int | None]:
+def published_static_config(store: ConfigStore, broker_id: int) -> tuple[dict[str, str], int | None]:
     """The static config broker ``broker_id``'s listener published, and its last applied change."""
-    state = store.broker_state(broker_id)
+    state = fleet.broker_state(store.session, broker_id)
     if state is None:
         raise NotFound(
-            f"broker {broker_id} has no running listener ({BROKER_STATE_ROOT}/{broker_id} is absent), "
+            f"broker {broker_id} has no running listener ({BrokerStateZNode.path(broker_id)} is absent), "
             "so its server.properties is unknown; start it with: configctl listener run "
             f"--broker-id {broker_id} --server-properties FILE"
         )
     static = state.get("static_config")
     if not isinstance(static, Mapping):
-        raise InvalidInput(f"{BROKER_STATE_ROOT}/{broker_id} holds no static_config object")
+        raise InvalidInput(f"{BrokerStateZNode.path(broker_id)} holds no static_config object")
     last = state.get("last_applied_change")
     return {str(k): str(v) for k, v in static.items()}, last if isinstance(last, int) else None
 
 
-def effective_config(store: ZkStore, broker_id: int, target: Entity | None = None) -> EffectiveReport:
+def effective_config(store: ConfigStore, broker_id: int, target: Entity | None = None) -> EffectiveReport:
     """Broker ``broker_id``'s effective config, or ``target``'s (topic, quota entity, IP) as it sees it."""
     static, last = published_static_config(store, broker_id)
     per_broker, cluster_default = store.read_many(
@@ -108,7 +110,7 @@ def _ip_paths(ip: str) -> list[str]:
     return paths
 
 
-def _read_paths(store: ZkStore, paths: list[str]) -> dict[str, dict[str, str]]:
+def _read_paths(store: ConfigStore, paths: list[str]) -> dict[str, dict[str, str]]:
     """The configs stored at the given entity paths (absent ones left out), read pipelined."""
     entities = [Entity.from_path(path) for path in paths]
     return {stored.entity.path: stored.config for stored in store.read_many(entities) if stored.config}

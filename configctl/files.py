@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -56,26 +57,48 @@ def read_limited(handle: BinaryIO, label: str, limit: int = READ_LIMIT) -> bytes
 
 
 def replace_atomically(path: Path, text: str, *, private: bool = False) -> None:
-    """Write ``text`` to a temporary file beside ``path`` (fsynced), then rename it over ``path``.
+    """Replace ``path`` with ``text``, atomically (see :func:`write_atomically`)."""
+    write_atomically(path, (text,), private=private)
 
-    ``private`` keeps the file readable by its owner only (it holds hashed or encrypted secrets);
-    otherwise the file gets the usual permissions the umask allows.
+
+def write_atomically(path: Path, chunks: Iterable[str], *, private: bool = False, fsync: bool = True) -> int:
+    """Stream ``chunks`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    A reader sees the old file or the new one, never half of one, and a crash leaves the old one
+    intact. ``private`` keeps the file readable by its owner only (it holds hashed or encrypted
+    secrets); otherwise it gets the permissions the umask allows. ``fsync`` makes the new content
+    durable before the rename. Returns the number of characters written.
     """
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    written = 0
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            buffer: list[str] = []
+            for chunk in chunks:
+                buffer.append(chunk)
+                if len(buffer) >= 4096:
+                    text = "".join(buffer)
+                    handle.write(text)
+                    written += len(text)
+                    buffer.clear()
+            text = "".join(buffer)
             handle.write(text)
+            written += len(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         if not private:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(temp, 0o666 & ~umask)
         os.replace(temp, path)
-    except OSError as exc:
+    except BaseException as exc:
         Path(temp).unlink(missing_ok=True)
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
+    return written

@@ -9,18 +9,19 @@ one entity never lose each other's keys.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from kazoo.retry import ForceRetryError, RetryFailedError
 
 from configctl import catalogue, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity, EntityType
-from configctl.errors import Conflict, InvalidInput
-from configctl.zkstore import Change, Committed, Stored, VersionConflict, ZkStore
+from configctl.errors import Conflict, InvalidInput, PartiallyWritten, ZooKeeperUnavailable
+from configctl.zk import retry
+from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, Stored
+from configctl.zk.errors import VersionConflict
 
-DEFAULT_MAX_ATTEMPTS = 200
 PASSWORD_ENCODER_PREFIX = "password.encoder."
 SECRET_ENV = "CONFIGCTL_PASSWORD_ENCODER_SECRET"
 
@@ -103,7 +104,7 @@ def _encoder(settings: dict[str, str], password_secret: str | None, key: str) ->
 
 
 def alter(
-    store: ZkStore,
+    store: ConfigStore,
     entity: Entity,
     change: ConfigChange,
     *,
@@ -111,17 +112,23 @@ def alter(
     dry_run: bool = False,
     allow_custom: bool = False,
     reason: str = "",
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_attempts: int = retry.CONFLICT_ATTEMPTS,
 ) -> AlterResult:
     """Apply ``change`` to the entity's current config and commit it atomically.
 
-    Retries on a version conflict (bounded); with ``if_version`` a conflict is reported instead,
-    because the caller asked for exactly that version.
+    Retries on a version conflict (the conflict policy of :mod:`configctl.zk.retry`); with
+    ``if_version`` a conflict is reported instead, because the caller asked for exactly that
+    version. A connection lost after the transaction was sent is resolved by re-reading: the
+    result then says what landed, or :class:`PartiallyWritten` says it is unknown.
     """
-    for attempt in range(1, max_attempts + 1):
+    attempts = 0
+
+    def attempt() -> AlterResult:
+        nonlocal attempts
+        attempts += 1
         # A store that wrote this entity last knows its state; start from that and let the
         # version check catch anyone who wrote since (one round trip instead of two).
-        cached = store.last_written(entity) if attempt == 1 and if_version is None and not dry_run else None
+        cached = store.last_written(entity) if attempts == 1 and if_version is None and not dry_run else None
         before = cached or store.read(entity)
         if if_version is not None and before.version != if_version:
             raise Conflict(
@@ -131,17 +138,67 @@ def alter(
         validation.check(entity, after, changed=list(change.add), allow_custom=allow_custom)
         changes = diff(before.config, after)
         if dry_run or not changes:
-            return AlterResult(entity, before, after, changes, None, attempt)
+            return AlterResult(entity, before, after, changes, None, attempts)
+        write = Change(entity, after, before.version, previous=before.config)
         try:
-            (committed,) = store.commit(
-                [Change(entity, after, before.version, previous=before.config)], reason=reason
-            )
+            (committed,) = store.commit([write], reason=reason)
         except VersionConflict:
             if if_version is not None:
                 raise Conflict(
                     f"{entity.display} changed while writing (--if-version {if_version}); nothing written"
                 ) from None
-            time.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))
-            continue
-        return AlterResult(entity, before, after, changes, committed, attempt)
-    raise Conflict(f"{entity.display} kept changing under {max_attempts} attempts; nothing written")
+            raise ForceRetryError() from None
+        except CommitInterrupted as exc:
+            resolve_interrupted(store, exc)  # raises unless it landed
+            committed = Committed(entity, 0 if before.version < 0 else before.version + 1, None)
+        return AlterResult(entity, before, after, changes, committed, attempts)
+
+    try:
+        return retry.conflict_retry(max_attempts)(attempt)
+    except RetryFailedError:
+        raise Conflict(
+            f"{entity.display} kept changing under {max_attempts} attempts; nothing written"
+        ) from None
+
+
+def resolve_interrupted(store: ConfigStore, exc: CommitInterrupted) -> list[Change]:
+    """After a dropped connection: re-read what was in flight and say exactly what was written.
+
+    Returns the in-flight changes that landed when every one is accounted for and something
+    landed; raises :class:`ZooKeeperUnavailable` ("nothing was written") when nothing did, and
+    :class:`PartiallyWritten` (exit 8) when only part of the work landed or ZooKeeper cannot be
+    read to tell.
+    """
+    committed = [c.entity.label for c in exc.committed]
+    not_sent = [c.entity.label for c in exc.not_sent]
+    try:
+        landed, missed = store.landed(exc.unknown)
+    except ZooKeeperUnavailable:
+        unknown = [c.entity.label for c in exc.unknown]
+        raise PartiallyWritten(
+            f"the connection to ZooKeeper was lost ({exc.cause}) after the write was sent: "
+            f"{_listing('committed', committed)}{_listing('unknown (may or may not have landed)', unknown)}"
+            f"{_listing('not written', not_sent)}run describe or history to see what landed",
+            committed=committed,
+            unknown=unknown,
+            not_committed=not_sent,
+        ) from None
+    done = committed + [c.entity.label for c in landed]
+    not_done = [c.entity.label for c in missed] + not_sent
+    if not done:
+        raise ZooKeeperUnavailable(f"lost the connection to ZooKeeper ({exc.cause}); nothing was written")
+    if not_done:
+        raise PartiallyWritten(
+            f"the connection to ZooKeeper was lost ({exc.cause}): "
+            f"{_listing('committed', done)}{_listing('not written', not_done)}".rstrip("; "),
+            committed=done,
+            not_committed=not_done,
+        )
+    return landed
+
+
+def _listing(what: str, labels: list[str], shown: int = 10) -> str:
+    if not labels:
+        return ""
+    more = f" and {len(labels) - shown} more" if len(labels) > shown else ""
+    return f"{what}: {', '.join(labels[:shown])}{more}; "

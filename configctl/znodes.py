@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from configctl.entities import Entity
@@ -228,3 +229,146 @@ def notification_name(number: int) -> str:
             f"change number {number!r} is not a ZooKeeper sequence number (0..{_MAX_SEQUENCE})"
         )
     return f"{NOTIFICATION_PREFIX}{number:010d}"
+
+
+# -- configctl's own nodes (under /configctl, never inside Kafka's /config) ------------------------
+
+CONFIGCTL_ROOT = "/configctl"
+
+
+@dataclass(frozen=True)
+class HistoryRecord:
+    """One recorded write of an entity: the config it left, what it changed, who and why.
+
+    ``changed`` maps every key the write touched to the value it had before (None: the key was
+    not set). Only the delta is kept, not the whole previous config, so a record is about the
+    size of the config it records and a config near ZooKeeper's node limit stays changeable.
+    ``config`` is None when the config was too large to record in the same transaction
+    (``config_sha256`` then still identifies it).
+    """
+
+    entity_path: str
+    version: int
+    time_ms: int
+    identity: str
+    reason: str
+    config: dict[str, str] | None
+    changed: dict[str, str | None]
+    config_sha256: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Contract 6's ``history --output json`` element (unmasked: callers mask)."""
+        return {
+            "version": self.version,
+            "time_ms": self.time_ms,
+            "identity": self.identity,
+            "reason": self.reason,
+            "config": self.config,
+        }
+
+
+class HistoryZNodes:
+    """``/configctl/history/<entity path>/v<version>_<sequence>``: one node per recorded write."""
+
+    ROOT = f"{CONFIGCTL_ROOT}/history"
+    PREFIX = "v"
+
+    @classmethod
+    def directory(cls, entity: Entity) -> str:
+        return f"{cls.ROOT}/{entity.path}"
+
+    @classmethod
+    def sequential_path(cls, entity: Entity, version: int) -> str:
+        """The path handed to a sequential create (ZooKeeper appends a sequence number)."""
+        return f"{cls.directory(entity)}/{cls.PREFIX}{version:010d}_"
+
+    @classmethod
+    def is_record(cls, name: str) -> bool:
+        return name.startswith(cls.PREFIX)
+
+    @classmethod
+    def order(cls, name: str) -> tuple[int, int]:
+        """Oldest first: by the sequence ZooKeeper appended, then the version."""
+        body = name[len(cls.PREFIX) :]
+        version, _, sequence = body.partition("_")
+        try:
+            return int(sequence or 0), int(version or 0)
+        except ValueError:
+            return (0, 0)
+
+    @staticmethod
+    def encode(record: HistoryRecord) -> bytes:
+        document: dict[str, Any] = {
+            "entity_path": record.entity_path,
+            "version": record.version,
+            "time_ms": record.time_ms,
+            "identity": record.identity,
+            "reason": record.reason,
+            "config": record.config,
+            "changed": record.changed,
+        }
+        if record.config_sha256 is not None:
+            document["config_sha256"] = record.config_sha256
+        return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+    @staticmethod
+    def decode(data: bytes) -> HistoryRecord:
+        """Read a record; records written before ``changed`` existed carry ``previous`` instead."""
+        obj = _parse_json_object(data, "history record")
+        try:
+            config = obj.get("config")
+            if config is not None:
+                config = {str(k): str(v) for k, v in dict(config).items()}
+            if "changed" in obj:
+                changed = {str(k): None if v is None else str(v) for k, v in dict(obj["changed"]).items()}
+            else:
+                previous = {str(k): str(v) for k, v in dict(obj.get("previous") or {}).items()}
+                after = config or {}
+                changed = {
+                    k: previous.get(k)
+                    for k in sorted(set(previous) | set(after))
+                    if previous.get(k) != after.get(k)
+                }
+            return HistoryRecord(
+                entity_path=str(obj.get("entity_path", "")),
+                version=int(obj["version"]),
+                time_ms=int(obj["time_ms"]),
+                identity=str(obj.get("identity", "")),
+                reason=str(obj.get("reason", "")),
+                config=config,
+                changed=changed,
+                config_sha256=obj.get("config_sha256"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInput(f"history record is malformed: {type(exc).__name__}") from None
+
+
+class BrokerStateZNode:
+    """``/configctl/brokers/<id>``: a running listener's state (Contract 4), ephemeral."""
+
+    ROOT = f"{CONFIGCTL_ROOT}/brokers"
+    MAX_BYTES = 900_000
+    """ZooKeeper refuses nodes over ~1 MiB; the problem lists are trimmed to stay below this."""
+    TRIMMABLE = ("problems", "poison", "rejected", "ignored")
+
+    @classmethod
+    def path(cls, broker_id: int | str) -> str:
+        return f"{cls.ROOT}/{broker_id}"
+
+    @classmethod
+    def encode(cls, document: Mapping[str, Any]) -> bytes:
+        """Compact JSON; the longest problem list loses its oldest half until the node fits."""
+        doc = dict(document)
+        data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+        while len(data) > cls.MAX_BYTES:
+            longest = max(cls.TRIMMABLE, key=lambda k: len(doc.get(k) or []))
+            items = list(doc.get(longest) or [])
+            if not items:
+                break
+            doc[longest] = items[len(items) // 2 :]
+            data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+        return data
+
+    @staticmethod
+    def decode(data: bytes) -> dict[str, Any]:
+        return _parse_json_object(data, "broker state node")

@@ -10,7 +10,8 @@ from contextlib import contextmanager
 
 from configctl.cli.options import settings
 from configctl.errors import InvalidInput
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
+from configctl.zk.connection import ConnectionSettings
 
 
 def quiet_libraries() -> None:
@@ -21,21 +22,19 @@ def quiet_libraries() -> None:
     warnings.filterwarnings("ignore", module="kazoo")
 
 
-@contextmanager
-def open_store(*, reason_identity: str | None = None) -> Iterator[ZkStore]:
-    """Open a :class:`ZkStore` from --zookeeper/--zk-auth/--zk-timeout; closed on exit."""
-    quiet_libraries()
+def connection_settings() -> ConnectionSettings:
+    """The ZooKeeper connection the global options describe (checked: one-line errors)."""
     opts = settings()
+    return ConnectionSettings.of(opts.zookeeper, auth=opts.zk_auth, timeout=opts.zk_timeout)
+
+
+@contextmanager
+def open_store(*, reason_identity: str | None = None) -> Iterator[ConfigStore]:
+    """Open a :class:`ConfigStore` from the global options; closed on exit."""
+    quiet_libraries()
     raw_limit = os.environ.get("CONFIGCTL_HISTORY_LIMIT", "") or "50"
     if not raw_limit.isdigit():
         raise InvalidInput(f"CONFIGCTL_HISTORY_LIMIT must be a non-negative integer, not {raw_limit!r}")
-    history_limit = int(raw_limit)
-    store = ZkStore(
-        opts.zookeeper,
-        auth=opts.zk_auth,
-        timeout=opts.zk_timeout,
-        identity=reason_identity,
-        history_limit=history_limit,
-    )
+    store = ConfigStore.connect(connection_settings(), identity=reason_identity, history_limit=int(raw_limit))
     with store:
         yield store

@@ -25,7 +25,7 @@ from configctl.cli.options import global_options, settings
 from configctl.cli.render import console, diff_json, diff_table, emit_json, entity_label, masked
 from configctl.entities import Entity
 from configctl.errors import Conflict, InvalidInput, NotFound
-from configctl.zkstore import HistoryEntry
+from configctl.znodes import HistoryRecord
 
 
 def _entity(ctx: click.Context, kwargs: dict[str, Any]) -> Entity:
@@ -34,10 +34,10 @@ def _entity(ctx: click.Context, kwargs: dict[str, Any]) -> Entity:
     return selection.entity
 
 
-def history_json(entity: Entity, entry: HistoryEntry) -> dict[str, Any]:
+def history_json(entity: Entity, entry: HistoryRecord) -> dict[str, Any]:
     """Contract 6's history element, with sensitive values masked."""
     document = entry.to_json()
-    document["config"] = masked(entity, entry.config)
+    document["config"] = masked(entity, entry.config) if entry.config is not None else None
     return document
 
 
@@ -45,9 +45,13 @@ def _when(time_ms: int) -> str:
     return datetime.fromtimestamp(time_ms / 1000).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-def _summary(entry: HistoryEntry) -> str:
+def _summary(entry: HistoryRecord) -> str:
+    if entry.config is None:
+        return "(config too large to record; sha256 " + (entry.config_sha256 or "?")[:12] + ")"
     marks = {"add": "+", "change": "~", "delete": "-"}
-    changes = diff(entry.previous, entry.config)
+    before = {k: v for k, v in entry.changed.items() if v is not None}
+    after = {k: entry.config[k] for k in entry.changed if k in entry.config}
+    changes = diff(before, after)
     return " ".join(f"{marks[c.kind]}{c.name}" for c in changes) or "(no key changed)"
 
 
@@ -140,6 +144,10 @@ def rollback(
             known = ", ".join(str(e.version) for e in entries[:20]) or "none"
             raise NotFound(
                 f"no history record of version {to_version} for {label} (recorded versions: {known})"
+            )
+        if entry.config is None:
+            raise NotFound(
+                f"version {to_version} of {label} was too large to record in full; it cannot be restored"
             )
         current = store.read(entity)
         changes = diff(current.config, entry.config)

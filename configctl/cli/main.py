@@ -14,7 +14,7 @@ import click
 
 from configctl import __version__
 from configctl.cli.options import global_options
-from configctl.errors import EXIT_CODES, ConfigctlError
+from configctl.errors import EXIT_CODES, ConfigctlError, one_line, printable
 
 # command name -> "module:attribute"; the module is imported on first use only.
 _COMMANDS: dict[str, str] = {
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         # Without standalone mode click returns (rather than raises) the code of ctx.exit().
         returned = cli.main(args=argv, prog_name="configctl", standalone_mode=False)
     except ConfigctlError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        click.echo(f"error: {printable(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
@@ -84,13 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        click.echo(f"error: {_one_line(exc.format_message())}", err=True)
+        click.echo(f"error: {printable(one_line(exc.format_message()))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
         sys.exit(130)
     sys.exit(returned if isinstance(returned, int) else 0)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -41,9 +41,10 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType, WatchedEvent
 
-from configctl.errors import InvalidInput, ZooKeeperUnavailable
+from configctl.errors import InvalidInput, ZooKeeperUnavailable, one_line
 from configctl.listener.manager import RawNotification
-from configctl.zkstore import ZkStore, translate_errors
+from configctl.zk.errors import translate_errors
+from configctl.zk.session import ZkSession
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PREFIX
 
 log = logging.getLogger("configctl.listener")
@@ -101,7 +102,7 @@ class SequentialNotificationListener:
 
     def __init__(
         self,
-        store: ZkStore,
+        session: ZkSession,
         handler: ChangeHandler,
         *,
         path: str = CHANGES_PATH,
@@ -114,8 +115,8 @@ class SequentialNotificationListener:
     ) -> None:
         if change_expiration_ms <= 0:
             raise InvalidInput("change expiration must be a positive number of milliseconds")
-        self.store = store
-        self.client: KazooClient = store.client
+        self.session = session
+        self.client: KazooClient = session.client
         self.handler = handler
         self.path = path.rstrip("/")
         self.prefix = prefix
@@ -240,7 +241,7 @@ class SequentialNotificationListener:
             except Exception as exc:
                 failures += 1
                 self.stats["errors"] += 1
-                self.last_error = _one_line(exc)
+                self.last_error = one_line(exc)
                 level = logging.WARNING if failures == 1 else logging.DEBUG
                 if not isinstance(exc, (ZooKeeperUnavailable, InvalidInput)):
                     log.log(level, "listener step failed (will retry)", exc_info=True)
@@ -294,7 +295,7 @@ class SequentialNotificationListener:
             pending = sorted(name for name in names if name > floor)
         for start in range(0, len(pending), self.fetch_batch):
             chunk = pending[start : start + self.fetch_batch]
-            datas = self.store.get_many_raw([f"{self.path}/{name}" for name in chunk])
+            datas = self.session.get_many([f"{self.path}/{name}" for name in chunk])
             if any(found is None for found in datas):
                 gone = next(name for name, found in zip(chunk, datas, strict=True) if found is None)
                 log.warning("notification %s vanished before it was read; reloading everything", gone)
@@ -321,7 +322,7 @@ class SequentialNotificationListener:
                 try:
                     children = self.client.get_children_async(
                         self.path, watch=self._on_children if watch else None
-                    ).get(timeout=self.store.timeout)
+                    ).get(timeout=self.session.timeout)
                     break
                 except NoNodeError:
                     pass
@@ -331,7 +332,7 @@ class SequentialNotificationListener:
                 stat = None
                 if watch:
                     stat = self.client.exists_async(self.path, watch=self._on_children).get(
-                        timeout=self.store.timeout
+                        timeout=self.session.timeout
                     )
                 if stat is None:
                     self._known = set()
@@ -370,7 +371,8 @@ class SequentialNotificationListener:
 
         def ctime(name: str) -> int | None:
             self.stats["purge_lookups"] += 1
-            return self.store.ctime_ms(f"{self.path}/{name}")
+            stat = self.session.exists(f"{self.path}/{name}")
+            return None if stat is None else stat.ctime
 
         self.stats["purge_searches"] += 1
         count, boundary_ctime = expired_prefix(ordered, ctime, cutoff)
@@ -380,7 +382,7 @@ class SequentialNotificationListener:
             self._purge_hint = None
         if count:
             started = time.monotonic()
-            deleted = self.store.delete_nodes(f"{self.path}/{name}" for name in ordered[:count])
+            deleted = self.session.delete_nodes(f"{self.path}/{name}" for name in ordered[:count])
             self.stats["purged_notifications"] += deleted
             self._known.difference_update(ordered[:count])
             log.info(
@@ -389,11 +391,6 @@ class SequentialNotificationListener:
                 ordered[count - 1],
                 (time.monotonic() - started) * 1000,
             )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 __all__ = ["ChangeHandler", "SequentialNotificationListener", "expired_prefix"]

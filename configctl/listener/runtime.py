@@ -37,7 +37,8 @@ from configctl.listener.notification_listener import (
 from configctl.listener.plugins import LoadedPlugin, load_plugins
 from configctl.listener.state import SnapshotWriter, StatePublisher
 from configctl.precedence import EffectiveValue
-from configctl.zkstore import ZkStore
+from configctl.zk.connection import ConnectionSettings
+from configctl.zk.session import ZkSession
 
 log = logging.getLogger("configctl.listener")
 
@@ -77,7 +78,7 @@ class _Handler:
 
     def __init__(self, owner: ConfigListener) -> None:
         self.owner = owner
-        self.store = owner.store
+        self.session = owner.session
         self.manager = owner.manager
         self._initial = True
 
@@ -89,7 +90,7 @@ class _Handler:
 
     def process(self, notifications: Sequence[RawNotification]) -> None:
         plan = self.manager.plan(notifications)
-        found = self.store.get_many_raw([entity.znode for entity, _ in plan]) if plan else []
+        found = self.session.get_many([entity.znode for entity, _ in plan]) if plan else []
         reads = [
             EntityRead(entity, item[0] if item else None, number)
             for (entity, number), item in zip(plan, found, strict=True)
@@ -101,7 +102,7 @@ class _Handler:
         """Read in pipelined chunks, applied as they arrive: 100,000 raw nodes are never held at once."""
         for start in range(0, len(entities), LOAD_CHUNK):
             chunk = entities[start : start + LOAD_CHUNK]
-            found = self.store.get_many_raw([entity.znode for entity in chunk])
+            found = self.session.get_many([entity.znode for entity in chunk])
             for entity, item in zip(chunk, found, strict=True):
                 yield EntityRead(entity, item[0] if item else None)
 
@@ -111,7 +112,7 @@ class _Handler:
     def _list_entities(self) -> list[Entity]:
         """Every entity node a broker follows, listed with pipelined reads (users nest clients)."""
         types = list(EntityType)
-        roots = self.store.children_many([f"{CONFIG_ROOT}/{t.value}" for t in types])
+        roots = self.session.children_many([f"{CONFIG_ROOT}/{t.value}" for t in types])
         entities: list[Entity] = []
         users: list[str] = []
         for etype, names in zip(types, roots, strict=True):
@@ -125,7 +126,7 @@ class _Handler:
                 if entity is not None:
                     entities.append(entity)
         if users:
-            nested = self.store.children_many([f"{CONFIG_ROOT}/users/{u}/clients" for u in users])
+            nested = self.session.children_many([f"{CONFIG_ROOT}/users/{u}/clients" for u in users])
             for user, clients in zip(users, nested, strict=True):
                 for client in clients or ():
                     entity = self._entity(f"users/{user}/clients/{client}")
@@ -144,7 +145,7 @@ class _Handler:
 class ConfigListener:
     """One broker's view of dynamic config, kept current from ZooKeeper. See the module docstring.
 
-    ``zookeeper``: a connect string (``host:port[,host:port][/chroot]``) or an open :class:`ZkStore`
+    ``zookeeper``: a connect string (``host:port[,host:port][/chroot]``) or a :class:`ConnectionSettings`, or an open :class:`ZkSession`
     (then the caller owns it). ``static_config``: server.properties path or a dict.
     ``plugins``: ``module:Class`` specs, entry-point names, or Reconfigurable instances;
     ``discover_plugins`` also loads every entry point of ``configctl.reconfigurables``.
@@ -153,7 +154,7 @@ class ConfigListener:
 
     def __init__(
         self,
-        zookeeper: str | ZkStore,
+        zookeeper: str | ConnectionSettings | ZkSession,
         broker_id: int,
         static_config: Mapping[str, str] | str | os.PathLike[str],
         *,
@@ -175,13 +176,18 @@ class ConfigListener:
         self.snapshot = (
             SnapshotWriter(state_dir, self.broker_id, fsync=fsync_snapshots) if state_dir else None
         )
-        if isinstance(zookeeper, ZkStore):
-            self.store, self._owns_store = zookeeper, False
+        if isinstance(zookeeper, ZkSession):
+            self.session, self._owns_session = zookeeper, False
         else:
-            self.store, self._owns_store = ZkStore(zookeeper, auth=zk_auth, timeout=zk_timeout), True
-        self.publisher = StatePublisher(self.store, self.broker_id)
+            settings = (
+                zookeeper
+                if isinstance(zookeeper, ConnectionSettings)
+                else ConnectionSettings.of(zookeeper, auth=zk_auth, timeout=zk_timeout)
+            )
+            self.session, self._owns_session = ZkSession(settings), True
+        self.publisher = StatePublisher(self.session, self.broker_id)
         self.notifications = SequentialNotificationListener(
-            self.store,
+            self.session,
             _Handler(self),
             change_expiration_ms=int(change_expiration_ms),
             purge_jitter_ms=purge_jitter_ms,
@@ -197,13 +203,13 @@ class ConfigListener:
         """Connect, load everything, publish the state; returns once the initial load is applied."""
         if self._running:
             return self
-        self.store.open()
+        self.session.open()
         self._started_at_ms = int(time.time() * 1000)
         try:
             self.manager.configure_plugins()
         except InvalidInput:
-            if self._owns_store:
-                self.store.close()
+            if self._owns_session:
+                self.session.close()
             raise
         self.notifications.start()
         self._running = True
@@ -223,8 +229,8 @@ class ConfigListener:
         self.notifications.stop(timeout)
         self.publisher.remove()
         self.manager.close_plugins()
-        if self._owns_store:
-            self.store.close()
+        if self._owns_session:
+            self.session.close()
         with self._applied:
             self._applied.notify_all()
 
@@ -267,7 +273,7 @@ class ConfigListener:
     def state(self) -> dict[str, Any]:
         """The broker state document (what ``/configctl/brokers/<id>`` holds)."""
         document = self.manager.state_document()
-        client_id = self.store.client.client_id
+        client_id = self.session.client.client_id
         document["counters"].update(
             {
                 "notifications_processed": self.notifications.stats["notifications_processed"],

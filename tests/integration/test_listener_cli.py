@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from helpers import REPO_ROOT, free_port, run_cli, wait_for
 
+from configctl import fleet
 from configctl.entities import Entity
 from configctl.writer import alter, prepare_change
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
 
 EXAMPLES = REPO_ROOT / "examples"
 
@@ -37,20 +38,24 @@ def test_run_logs_each_applied_change_and_exits_cleanly_on_a_signal(zk_connect, 
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()
     )
     try:
-        with ZkStore(zk_connect) as store:
-            wait_for(lambda: store.broker_state(2), timeout=60, message="the listener to start")
+        with ConfigStore.connect(zk_connect) as store:
+            wait_for(
+                lambda: fleet.broker_state(store.session, 2), timeout=60, message="the listener to start"
+            )
             entity = Entity.from_path("topics/orders")
             result = alter(store, entity, prepare_change(entity, {"retention.ms": "86400000"}))
             number = result.committed.change_number
-            wait_for(lambda: store.broker_state(2)["last_applied_change"] == number, timeout=10)
-            state = store.broker_state(2)
+            wait_for(
+                lambda: fleet.broker_state(store.session, 2)["last_applied_change"] == number, timeout=10
+            )
+            state = fleet.broker_state(store.session, 2)
             assert state["static_config"]["ssl.keystore.password"] == "******"
             assert state["static_config"]["broker.id"] == "2"
             assert state["plugins"] == ["client-quota-enforcer"]
             process.send_signal(sig)
             out, err = process.communicate(timeout=30)
             assert process.returncode == 0, err
-            assert store.broker_state(2) is None
+            assert fleet.broker_state(store.session, 2) is None
     finally:
         if process.poll() is None:
             process.kill()

@@ -15,7 +15,7 @@ import pytest
 
 from configctl import writer
 from configctl.entities import Entity
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
 
 PROCESSES = 8
 ALTERS_PER_PROCESS = 250
@@ -24,7 +24,7 @@ ALTERS_PER_PROCESS = 250
 def _alter_own_key(connect: str, index: int, count: int, queue: multiprocessing.Queue) -> None:
     entity = Entity.of("topics", "contended")
     retries = 0
-    with ZkStore(connect, history_limit=5) as store:
+    with ConfigStore.connect(connect, history_limit=5) as store:
         for counter in range(1, count + 1):
             change = writer.prepare_change(entity, {_key(index): str(counter)})
             result = writer.alter(store, entity, change)
@@ -71,9 +71,9 @@ _WRITER_LOOP = """
 import sys
 from configctl import writer
 from configctl.entities import Entity
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
 entity = Entity.of("topics", "killed")
-with ZkStore(sys.argv[1], history_limit=100000) as store:
+with ConfigStore.connect(sys.argv[1], history_limit=100000) as store:
     print("ready", flush=True)
     n = 0
     while True:
@@ -111,14 +111,14 @@ def test_sigkilled_writer_never_leaves_config_without_notification(zk_connect, z
 
 def test_a_writer_starts_from_what_it_wrote_and_the_version_check_catches_others(zk_connect, monkeypatch):
     entity = Entity.of("topics", "cached")
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "1"}))
         reads: list[Entity] = []
         original = store.read
         monkeypatch.setattr(store, "read", lambda e: reads.append(e) or original(e))
         writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "2"}))
         assert reads == []  # one round trip saved: no read before the write
-        with ZkStore(zk_connect) as other:
+        with ConfigStore.connect(zk_connect) as other:
             writer.alter(other, entity, writer.prepare_change(entity, {"segment.ms": "5"}))
         result = writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "3"}))
         assert result.attempts == 2 and reads == [entity]

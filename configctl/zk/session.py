@@ -1,0 +1,226 @@
+"""One ZooKeeper session: connecting, its ACL policy, and the generic reads every caller needs.
+
+Reads of many nodes are the hot path of the CLI (plans, describes) and of the listener (full
+loads, catch-up): :meth:`ZkSession.get_many` sends them as ZooKeeper multiReads (a thousand nodes
+per request, all requests in flight at once) and falls back to pipelined single reads on servers
+older than 3.6. Every kazoo exception is translated at this edge (:mod:`configctl.zk.errors`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import AuthFailedError, NodeExistsError, NoNodeError, UnimplementedError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import ZnodeStat
+
+from configctl.errors import InvalidInput, NotFound, PermissionDenied, ZooKeeperUnavailable, one_line
+from configctl.zk import multiread, retry
+from configctl.zk.acls import AclPolicy
+from configctl.zk.connection import ConnectionSettings
+from configctl.zk.errors import translate_errors
+
+log = logging.getLogger(__name__)
+
+PIPELINE_CHUNK = 5000
+"""Single requests in flight at once when reading without multiRead."""
+
+Node = tuple[bytes, ZnodeStat]
+
+
+class ZkSession:
+    """A connection to ZooKeeper (owned, or an open kazoo client handed in) and its ACL policy."""
+
+    def __init__(self, settings: ConnectionSettings | str, *, client: KazooClient | None = None) -> None:
+        if isinstance(settings, str):
+            settings = ConnectionSettings(settings)
+        self.settings = settings
+        self.acls = AclPolicy(settings)
+        self._owns_client = client is None
+        if client is None:
+            client = KazooClient(
+                **settings.kazoo_options(),
+                connection_retry=retry.connection_retry(),
+                command_retry=retry.command_retry(settings.timeout),
+            )
+        self.client = client
+        self._known_paths: set[str] = set()
+        self._multi_read = True
+
+    @property
+    def connect(self) -> str:
+        return self.settings.connect
+
+    @property
+    def timeout(self) -> float:
+        return self.settings.timeout
+
+    @property
+    def session_id(self) -> int | None:
+        client_id = self.client.client_id
+        return client_id[0] if client_id else None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def open(self) -> ZkSession:
+        """Connect (once), then make sure the chroot exists: reads must not answer "nothing" for a
+        cluster that is not there, any more than writes may create it."""
+        if self.client.connected:
+            return self
+        try:
+            self.client.start(timeout=self.timeout)
+        except KazooTimeoutError:
+            self._discard()
+            raise ZooKeeperUnavailable(
+                f"cannot reach ZooKeeper at {self.connect} within {self.timeout:g}s"
+            ) from None
+        except AuthFailedError:
+            self._discard()
+            raise PermissionDenied(f"ZooKeeper at {self.connect} rejected the credentials") from None
+        except (ValueError, TypeError) as exc:
+            self._discard()
+            raise InvalidInput(f"bad ZooKeeper connect string {self.connect!r}: {one_line(exc)}") from None
+        if self.client.chroot:
+            with translate_errors("check the chroot"):
+                found = self.client.retry(self.client.exists, "/")
+            if found is None:
+                self.close()
+                raise NotFound(
+                    f"the chroot {self.client.chroot} of {self.connect} does not exist in ZooKeeper"
+                )
+        return self
+
+    def _discard(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.stop()
+            self.client.close()
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._discard()
+
+    def __enter__(self) -> ZkSession:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- single nodes ---------------------------------------------------------------------------
+
+    def ensure_path(self, path: str) -> None:
+        """Create ``path`` and its parents (empty data), each with the ACL its place calls for."""
+        if path in self._known_paths:
+            return
+        client = self.client
+        with translate_errors(f"create {path}"):
+            if client.retry(client.exists, path) is None:
+                parts = path.strip("/").split("/")
+                for depth in range(1, len(parts) + 1):
+                    prefix = "/" + "/".join(parts[:depth])
+                    with contextlib.suppress(NodeExistsError):
+                        client.retry(client.create, prefix, b"", acl=self.acls.acl_for(prefix))
+        self._known_paths.add(path)
+
+    def forget_path(self, path: str) -> None:
+        """Stop trusting that ``path`` exists (a transaction that would have created it failed)."""
+        self._known_paths.discard(path)
+
+    def knows_path(self, path: str) -> bool:
+        return path in self._known_paths
+
+    def remember_paths(self, paths: Iterable[str]) -> None:
+        self._known_paths.update(paths)
+
+    def exists(self, path: str) -> ZnodeStat | None:
+        with translate_errors(f"stat {path}"):
+            return self.client.retry(self.client.exists, path)
+
+    def get(self, path: str) -> Node | None:
+        """``(data, stat)`` of a node, None when it does not exist."""
+        with translate_errors(f"read {path}"):
+            try:
+                return self.client.retry(self.client.get, path)
+            except NoNodeError:
+                return None
+
+    def children(self, path: str) -> list[str]:
+        """Sorted children of a node ([] when it does not exist)."""
+        with translate_errors(f"list {path}"):
+            try:
+                return sorted(self.client.retry(self.client.get_children, path))
+            except NoNodeError:
+                return []
+
+    # -- many nodes -----------------------------------------------------------------------------
+
+    def get_many(self, paths: Sequence[str]) -> list[Node | None]:
+        """``(data, stat)`` of each node (None when absent), in the order given, in few round trips."""
+        if not paths:
+            return []
+        if self._multi_read:
+            try:
+                return self._multi_get(paths)
+            except UnimplementedError:
+                log.info("ZooKeeper at %s has no multiRead; reading with pipelined requests", self.connect)
+                self._multi_read = False
+        return self._pipelined_get(paths)
+
+    def _multi_get(self, paths: Sequence[str]) -> list[Node | None]:
+        result: list[Node | None] = []
+        for chunk, async_result in multiread.send(self.client, paths):
+            with translate_errors(f"read {len(paths)} nodes"):
+                answers = async_result.get(timeout=self.timeout)
+            for path, answer in zip(chunk, answers, strict=True):
+                if isinstance(answer, NoNodeError):
+                    result.append(None)
+                elif isinstance(answer, Exception):
+                    with translate_errors(f"read {path}"):
+                        raise answer
+                else:
+                    result.append(answer)
+        return result
+
+    def _pipelined_get(self, paths: Sequence[str]) -> list[Node | None]:
+        result: list[Node | None] = []
+        for start in range(0, len(paths), PIPELINE_CHUNK):
+            pending = [(p, self.client.get_async(p)) for p in paths[start : start + PIPELINE_CHUNK]]
+            for path, async_result in pending:
+                with translate_errors(f"read {path}"):
+                    try:
+                        result.append(async_result.get(timeout=self.timeout))
+                    except NoNodeError:
+                        result.append(None)
+        return result
+
+    def children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
+        """The sorted children of many nodes, pipelined; None where a node does not exist."""
+        result: list[list[str] | None] = []
+        for start in range(0, len(paths), PIPELINE_CHUNK):
+            pending = [(p, self.client.get_children_async(p)) for p in paths[start : start + PIPELINE_CHUNK]]
+            for path, async_result in pending:
+                with translate_errors(f"list {path}"):
+                    try:
+                        result.append(sorted(async_result.get(timeout=self.timeout)))
+                    except NoNodeError:
+                        result.append(None)
+        return result
+
+    def delete_nodes(self, paths: Iterable[str]) -> int:
+        """Delete nodes pipelined, ignoring ones already gone (another process may race us)."""
+        pending = [(path, self.client.delete_async(path)) for path in paths]
+        deleted = 0
+        for path, async_result in pending:
+            with translate_errors(f"delete {path}"):
+                try:
+                    async_result.get(timeout=self.timeout)
+                    deleted += 1
+                except NoNodeError:
+                    continue
+        return deleted
+
+    def transaction(self) -> Any:
+        return self.client.transaction()
