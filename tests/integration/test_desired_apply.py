@@ -316,7 +316,7 @@ def test_bulk_apply_spans_batches_and_records_history(zk_connect, zk):
         ]
         # the multi-read path and plain reads agree, for present and absent nodes
         paths = [f"/config/topics/bulk-{i:04d}" for i in range(0, count, 7)] + ["/config/topics/none"]
-        assert store._multi_get(paths) == store._pipelined_get(paths)
+        assert store.session._multi_get(paths) == store.session._pipelined_get(paths)
     assert zk.get_children("/config/topics", include_data=True)[1].numChildren == count
     assert len(zk.get_children("/configctl/history/topics")) == count
 
