@@ -29,30 +29,22 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from configctl import catalogue
-from configctl.entities import DEFAULT, EntityType, sanitize
+from configctl import catalogue, validation
+from configctl.entities import DEFAULT, Entity, EntityType, sanitize
 from configctl.errors import InvalidInput
-
-DYNAMIC_TOPIC_CONFIG = "DYNAMIC_TOPIC_CONFIG"
-DYNAMIC_BROKER_CONFIG = "DYNAMIC_BROKER_CONFIG"
-DYNAMIC_DEFAULT_BROKER_CONFIG = "DYNAMIC_DEFAULT_BROKER_CONFIG"
-STATIC_BROKER_CONFIG = "STATIC_BROKER_CONFIG"
-DEFAULT_CONFIG = "DEFAULT_CONFIG"
-
-MASK = "******"
-
-# Why a dynamic broker value does not take effect (Kafka logs these and drops the key).
-REASON_READ_ONLY = "read-only config cannot be updated dynamically"
-REASON_NEEDS_LISTENER_PREFIX = "security config can be updated dynamically only with a listener prefix"
-REASON_PER_BROKER_AT_DEFAULT = "per-broker config cannot be set at the cluster default"
-REASON_PASSWORD_AT_DEFAULT = "password config cannot be set at the cluster default"
-REASON_INVALID_VALUE = "invalid value"
+from configctl.secrets import MASK
+from configctl.sources import (
+    DEFAULT_CONFIG,
+    DYNAMIC_BROKER_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    DYNAMIC_TOPIC_CONFIG,
+    STATIC_BROKER_CONFIG,
+)
 
 # Time units by name suffix, in milliseconds. Only synonyms whose units differ are converted.
 _UNIT_MS = {".ms": 1, ".minutes": 60_000, ".hours": 3_600_000}
 _TOPIC_CONVERSIONS = {"identity": 1, "minutes_to_ms": 60_000, "hours_to_ms": 3_600_000}
 _INT_RE = re.compile(r"[+-]?[0-9]+")
-_INT_TYPES = {"short": (-(2**15), 2**15 - 1), "int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 
 
 @dataclass(frozen=True)
@@ -168,19 +160,6 @@ class _KeyPlan:
     unset: EffectiveValue
 
 
-@dataclass(frozen=True)
-class _NameRules:
-    """How a dynamic broker key is screened before it may take effect."""
-
-    read_only: bool
-    per_broker: bool
-    password: bool
-    needs_listener_prefix: bool
-    kafka_type: str | None
-    minimum: float | None
-    maximum: float | None
-
-
 def _unit(name: str) -> int | None:
     for suffix, ms in _UNIT_MS.items():
         if name.endswith(suffix):
@@ -265,99 +244,30 @@ def _extra_plan(name: str) -> _KeyPlan:
     return _make_plan(name, (name,), sensitive)
 
 
-@cache
-def _listener_rules() -> tuple[frozenset[str], frozenset[str]]:
-    return catalogue.listener_prefix_required(), catalogue.listener_prefixed_cluster_wide()
+@lru_cache(maxsize=65536)
+def _key_problem(name: str, raw: str, at_default: bool) -> str | None:
+    """Why a dynamic broker key does not take effect: exactly what the write side would refuse."""
+    entity = _DEFAULT_BROKER if at_default else _SOME_BROKER
+    found = validation.validate_config(entity, {name: raw}, allow_custom=True)
+    return "; ".join(found) if found else None
 
 
-@lru_cache(maxsize=8192)
-def _name_rules(name: str) -> _NameRules:
-    """Kafka's DynamicBrokerConfig screening, per stored name (listener names use their base's facts)."""
-    prefix_required, cluster_wide_listener = _listener_rules()
-    table = catalogue.keys(EntityType.BROKERS)
-    password = catalogue.is_sensitive(EntityType.BROKERS, name)
-    listener, base = catalogue.split_listener_prefix(name)
-    if listener is not None:
-        # Listener overrides are never "non-dynamic" in Kafka; they are per-broker unless the base
-        # is one of the cluster-level listener configs.
-        base_facts = table.get(base)
-        base_after = name[len(catalogue.LISTENER_PREFIX) :].partition(".")[2]
-        typed = base_facts if base_facts is not None and not base_facts.read_only else None
-        return _NameRules(
-            read_only=False,
-            per_broker=base_after not in cluster_wide_listener,
-            password=password,
-            needs_listener_prefix=False,
-            kafka_type=typed.kafka_type if typed else None,
-            minimum=_bound(base, "minimum") if typed else None,
-            maximum=_bound(base, "maximum") if typed else None,
-        )
-    facts = table.get(name)
-    if facts is None:
-        return _NameRules(False, False, password, False, None, None, None)
-    return _NameRules(
-        read_only=facts.read_only,
-        per_broker=facts.per_broker,
-        password=password,
-        needs_listener_prefix=name in prefix_required,
-        kafka_type=facts.kafka_type,
-        minimum=_bound(name, "minimum"),
-        maximum=_bound(name, "maximum"),
-    )
-
-
-def _bound(name: str, which: str) -> float | None:
-    prop = catalogue.schema(EntityType.BROKERS)["properties"].get(name, {})
-    return prop.get(which)
-
-
-def _valid_value(rules: _NameRules, raw: str) -> bool:
-    """Kafka's ConfigDef type parse (plus numeric range) for the value of a dynamic key."""
-    kafka_type = rules.kafka_type
-    if kafka_type is None:
-        return True
-    text = raw.strip()
-    if kafka_type in _INT_TYPES:
-        if not _INT_RE.fullmatch(text):
-            return False
-        number: float = int(text)
-        low, high = _INT_TYPES[kafka_type]
-        if not low <= number <= high:
-            return False
-    elif kafka_type == "double":
-        if "_" in text:
-            return False
-        try:
-            number = float(text)
-        except ValueError:
-            return False
-    elif kafka_type == "boolean":
-        return text.lower() in ("true", "false")
-    else:
-        return True
-    if rules.minimum is not None and number < rules.minimum:
-        return False
-    return not (rules.maximum is not None and number > rules.maximum)
+_DEFAULT_BROKER = Entity(EntityType.BROKERS, DEFAULT)
+_SOME_BROKER = Entity(EntityType.BROKERS, "0")
 
 
 def _screen(
     layer: Mapping[str, str], entity_path: str, cluster_default: bool, ignored: list[Ignored]
 ) -> dict[str, str]:
-    """The part of a dynamic layer that takes effect; the rest goes to ``ignored``."""
+    """The part of a dynamic layer that takes effect; the rest goes to ``ignored``.
+
+    Kafka drops (and logs) read-only keys, misplaced keys and values it cannot parse when it loads
+    a dynamic layer; the rule is :mod:`configctl.validation`'s per-key check, the one the write
+    side refuses with, so nothing configctl writes is dropped here.
+    """
     kept: dict[str, str] = {}
     for name, raw in layer.items():
-        rules = _name_rules(name)
-        reason = None
-        if rules.read_only:
-            reason = REASON_READ_ONLY
-        elif rules.needs_listener_prefix:
-            reason = REASON_NEEDS_LISTENER_PREFIX
-        elif cluster_default and rules.per_broker:
-            reason = REASON_PER_BROKER_AT_DEFAULT
-        elif cluster_default and rules.password:
-            reason = REASON_PASSWORD_AT_DEFAULT
-        elif not _valid_value(rules, raw):
-            reason = f"{REASON_INVALID_VALUE} for a {rules.kafka_type} config"
+        reason = _key_problem(name, raw, cluster_default) if isinstance(raw, str) else "not a string"
         if reason is None:
             kept[name] = raw
         else:

@@ -37,7 +37,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from configctl import catalogue, values
+from configctl import catalogue, placement, values
 from configctl.catalogue import LISTENER_PREFIX, ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ValidationFailed
@@ -97,12 +97,6 @@ def _validators(entity_type: EntityType) -> Mapping[str, Draft202012Validator]:
     """
     document = catalogue.schema(entity_type)
     return {name: Draft202012Validator(sub) for name, sub in document["properties"].items()}
-
-
-@cache
-def _broker_rules() -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
-    suffixes = tuple(catalogue.schema(EntityType.BROKERS).get("x-password-config-suffixes", ()))
-    return catalogue.listener_prefixed_cluster_wide(), catalogue.listener_prefix_required(), suffixes
 
 
 @lru_cache(maxsize=64)
@@ -268,7 +262,6 @@ def _topic_synonym_hint(name: str) -> str | None:
 def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
     """Kafka's DynamicBrokerConfig.validateConfigs, then the value checks of the (base) key."""
     at_default = entity.name == DEFAULT
-    cluster_wide_listener, prefix_required, password_suffixes = _broker_rules()
     listener, base = catalogue.split_listener_prefix(name)
     prefixed = listener is not None
     if listener is not None:
@@ -294,22 +287,9 @@ def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, p
         return
 
     # Update mode and placement: at most one sentence per key, the most fundamental one.
-    if key is not None and not prefixed and key.read_only:
-        problems.append(f"{name} is read-only: set it in server.properties and restart the broker")
-    elif key is not None and not prefixed and key.name in prefix_required:
-        problems.append(f"{name} can only be updated per listener: use listener.name.<listener>.{name}")
-    elif at_default and (
-        (key is not None and not prefixed and key.per_broker)
-        or (prefixed and base not in cluster_wide_listener)
-    ):
-        problems.append(f"{name} can only be set per broker (brokers/<id>), not at brokers/{DEFAULT}")
-    elif at_default and (
-        (key is not None and key.sensitive) or any(name.endswith(s) for s in password_suffixes)
-    ):
-        problems.append(
-            f"{name} is a password config: it can only be set per broker (brokers/<id>), "
-            f"not at brokers/{DEFAULT}"
-        )
+    misplaced = placement.problem(name, at_default=at_default)
+    if misplaced is not None:
+        problems.append(misplaced)
     if key is not None:
         _check_value(EntityType.BROKERS, name, key, raw, problems)
 
