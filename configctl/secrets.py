@@ -219,6 +219,19 @@ _GCM_TAG_LENGTHS = (128, 120, 112, 104, 96, 64, 32)  # what Java's GCMParameterS
 _SALT_BYTES = 256  # EncryptingPasswordEncoder: new byte[256]
 _IV_BYTES = {CBC: 16, GCM: 12}  # what Java's Cipher.init generates for each mode
 _GCM_TAG_BITS = 128
+# Kafka joins the fields of a java.util.HashMap, so they come out in that map's bucket order, which
+# depends on the field names only: the same for every cipher, GCM's tag length after the cipher name.
+_FIELD_ORDER = (
+    "initializationVector",
+    "keyLength",
+    "salt",
+    "keyFactoryAlgorithm",
+    "cipherAlgorithm",
+    "authenticationTagLength",
+    "iterations",
+    "passwordLength",
+    "encryptedPassword",
+)
 # Kafka's password.encoder.iterations is at least 1024 and has no upper bound; we refuse absurd counts
 # so that a tampered value cannot keep the tool busy for minutes.
 _MIN_ENCODER_ITERATIONS = 1024
@@ -310,20 +323,19 @@ class PasswordEncoder:
             padded = padder.update(plaintext) + padder.finalize()
             encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
             encrypted = encryptor.update(padded) + encryptor.finalize()
-        b64 = base64.b64encode
-        fields = [
-            ("keyFactoryAlgorithm", self.key_factory_algorithm),
-            ("cipherAlgorithm", self.cipher_algorithm),
-            ("keyLength", str(self.key_length)),
-            ("salt", b64(salt).decode()),
-            ("iterations", str(self.iterations)),
-            ("encryptedPassword", b64(encrypted).decode()),
-            ("passwordLength", str(_java_length(password))),
-            ("initializationVector", b64(iv).decode()),
-        ]
+        fields = {
+            "keyFactoryAlgorithm": self.key_factory_algorithm,
+            "cipherAlgorithm": self.cipher_algorithm,
+            "keyLength": str(self.key_length),
+            "salt": base64.b64encode(salt).decode(),
+            "iterations": str(self.iterations),
+            "encryptedPassword": base64.b64encode(encrypted).decode(),
+            "passwordLength": str(_java_length(password)),
+            "initializationVector": base64.b64encode(iv).decode(),
+        }
         if self.cipher_algorithm == GCM:
-            fields.append(("authenticationTagLength", str(_GCM_TAG_BITS)))
-        return ",".join(f"{name}:{value}" for name, value in fields)
+            fields["authenticationTagLength"] = str(_GCM_TAG_BITS)
+        return ",".join(f"{name}:{fields[name]}" for name in _FIELD_ORDER if name in fields)
 
     def decode(self, encoded: str, *, name: str | None = None) -> str:
         """Decrypt a value written by :meth:`encode` or by a Kafka broker / ``kafka-configs.sh``.

@@ -1,8 +1,9 @@
 """SCRAM credentials, password.encoder encryption and masking, checked against Kafka's formats.
 
-The known answers below were produced by a few lines of Java calling javax.crypto exactly as Kafka's
-ScramFormatter and EncryptingPasswordEncoder do (PBKDF2 SecretKeyFactory, AES Cipher, Base64),
-with fixed salts and IVs, on OpenJDK 17.
+The SCRAM known answers were produced by a few lines of Java calling javax.crypto exactly as Kafka's
+ScramFormatter does. The password-encoder known answers are the output of Kafka 3.9's own
+EncryptingPasswordEncoder (tag 3.9.0-rc3, compiled and run on OpenJDK 17) with its randomness pinned
+by a SecureRandom provider that hands out the fixed salt and IVs below.
 """
 
 from __future__ import annotations
@@ -277,21 +278,21 @@ FIXED_SALT_B64 = base64.b64encode(FIXED_SALT).decode()
 IV16 = bytes(0xA0 + i for i in range(16))
 IV12 = bytes(0xB0 + i for i in range(12))
 
+# Kafka joins a java.util.HashMap, so this field order is Kafka's (and the same for every cipher).
 CBC_KAT = (
-    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CBC/PKCS5Padding,keyLength:128,"
-    f"salt:{FIXED_SALT_B64},iterations:4096,encryptedPassword:wxB6xphf1JneqvIkRwj2OqsN7dklozzNzmzMOniNhi8=,"
-    f"passwordLength:18,initializationVector:oKGio6SlpqeoqaqrrK2urw=="
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:128,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CBC/PKCS5Padding,iterations:4096,"
+    f"passwordLength:18,encryptedPassword:wxB6xphf1JneqvIkRwj2OqsN7dklozzNzmzMOniNhi8="
 )
 GCM_KAT = (
-    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/GCM/NoPadding,keyLength:256,"
-    f"salt:{FIXED_SALT_B64},iterations:4096,"
-    f"encryptedPassword:ChIL4dbSiqwGx5v9rbgniPQmSbZn5mmY+NzEtyr2Q8gTOKgYeXY=,"
-    f"passwordLength:18,initializationVector:sLGys7S1tre4ubq7,authenticationTagLength:128"
+    f"initializationVector:sLGys7S1tre4ubq7,keyLength:256,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/GCM/NoPadding,authenticationTagLength:128,"
+    f"iterations:4096,passwordLength:18,encryptedPassword:ChIL4dbSiqwGx5v9rbgniPQmSbZn5mmY+NzEtyr2Q8gTOKgYeXY="
 )
 SHA1_KAT = (
-    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA1,cipherAlgorithm:AES/CBC/PKCS5Padding,keyLength:128,"
-    f"salt:{FIXED_SALT_B64},iterations:1024,encryptedPassword:ch2E4YyI/zoGxdLDcXXcIsWYpWHVymBH4O9QB86nZmA=,"
-    f"passwordLength:18,initializationVector:oKGio6SlpqeoqaqrrK2urw=="
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:128,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA1,cipherAlgorithm:AES/CBC/PKCS5Padding,iterations:1024,"
+    f"passwordLength:18,encryptedPassword:ch2E4YyI/zoGxdLDcXXcIsWYpWHVymBH4O9QB86nZmA="
 )
 KATS = [
     (CBC_KAT, {}, IV16),
