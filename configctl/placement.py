@@ -45,7 +45,9 @@ def problem(name: str, *, at_default: bool) -> str | None:
         return f"{name} can only be updated per listener: use listener.name.<listener>.{name}"
     if not at_default:
         return None
-    if (key is not None and not prefixed and key.per_broker) or (prefixed and base not in cluster_wide_listener):
+    if (key is not None and not prefixed and key.per_broker) or (
+        prefixed and base not in cluster_wide_listener
+    ):
         return f"{name} can only be set per broker (brokers/<id>), not at brokers/{DEFAULT}"
     if (key is not None and key.sensitive) or any(name.endswith(s) for s in password_suffixes):
         return (

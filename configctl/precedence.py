@@ -22,14 +22,13 @@ is computed once per process, so one broker resolution touches only the keys tha
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from configctl import catalogue, validation
+from configctl import catalogue, ips, validation
 from configctl.entities import DEFAULT, Entity, EntityType, sanitize
 from configctl.errors import InvalidInput
 from configctl.secrets import MASK
@@ -418,10 +417,6 @@ def _quota_keys() -> tuple[catalogue.ConfigKey, ...]:
     return tuple(seen.values())
 
 
-def _stored(name: str) -> str:
-    return name if name == DEFAULT else sanitize(name)
-
-
 def _first_defining(
     keys: tuple[catalogue.ConfigKey, ...], paths: list[str], configs: Mapping[str, Mapping[str, str]]
 ) -> dict[str, EffectiveValue]:
@@ -441,34 +436,38 @@ def _first_defining(
     return result
 
 
-def quota_paths(user: str | None, client: str | None) -> list[str]:
-    """The stored entity paths consulted for a (user, client) pair, most specific first.
-
-    ``user``/``client`` are plain names; None (or empty, as Kafka treats an empty client id)
-    means "not named": levels naming a specific user/client are skipped, ``<default>`` levels
-    still apply.
-    """
-    stored_user = _stored(user) if user else None
-    stored_client = _stored(client) if client else None
+def stored_quota_paths(user: str | None, client: str | None) -> list[str]:
+    """The stored entity paths consulted for stored names (``User%3Aalice``, ``<default>``), most
+    specific first; None means "not named": levels naming a user/client are skipped."""
     paths: list[str] = []
     for template in catalogue.quota_precedence():
         if "<user>" in template:
-            if stored_user is None:
+            if user is None:
                 continue
-            template = template.replace("<user>", stored_user)
+            template = template.replace("<user>", user)
         if "<client-id>" in template:
-            if stored_client is None:
+            if client is None:
                 continue
-            template = template.replace("<client-id>", stored_client)
+            template = template.replace("<client-id>", client)
         if template not in paths:
             paths.append(template)
     return paths
 
 
+def quota_paths(user: str | None, client: str | None) -> list[str]:
+    """The stored entity paths consulted for a connection from ``user`` with ``client``.
+
+    ``user``/``client`` are a connection's plain principal name and client id (always names:
+    a principal called ``<default>`` is sanitized like any other); None or empty (as Kafka treats
+    an empty client id) means "not known".
+    """
+    return stored_quota_paths(sanitize(user) if user else None, sanitize(client) if client else None)
+
+
 def resolve_quotas(
     user: str | None, client: str | None, configs: Mapping[str, Mapping[str, str]]
 ) -> dict[str, EffectiveValue]:
-    """Each quota key's value for a connection from ``user`` with ``client``.
+    """Each quota key's value for a connection from ``user`` with ``client`` (plain names).
 
     ``configs`` maps stored entity paths (``users/User%3Aalice/clients/app1``, ``clients/<default>``)
     to their config dicts. The source of a value is the path that supplied it; ``synonyms`` lists
@@ -477,36 +476,52 @@ def resolve_quotas(
     return _first_defining(_quota_keys(), quota_paths(user, client), configs)
 
 
-def resolve_ip(ip: str, configs: Mapping[str, Mapping[str, str]]) -> dict[str, EffectiveValue]:
-    """The IP connection-rate keys for ``ip``: ``ips/<ip>`` > ``ips/<default>`` > default.
+def resolve_stored_quotas(
+    user: str | None, client: str | None, configs: Mapping[str, Mapping[str, str]]
+) -> dict[str, EffectiveValue]:
+    """:func:`resolve_quotas` for stored names (an entity's own levels, ``<default>`` included)."""
+    return _first_defining(_quota_keys(), stored_quota_paths(user, client), configs)
 
-    The address is matched as given and in its other usual spellings (compressed, Java's
-    ``getHostAddress`` form, exploded), so ``::1`` finds a config stored as ``0:0:0:0:0:0:0:1``.
+
+def ip_entity_path(
+    ip: str,
+    configs: Mapping[str, Mapping[str, str]],
+    resolve: Callable[[str], ips.Address | None] = ips.literal,
+) -> str | None:
+    """Which stored IP entity governs address ``ip``: the one whose name stands for the same address.
+
+    Brokers match by address, so ``::1`` finds ``ips/0:0:0:0:0:0:0:1``; an address stored under
+    two spellings is decided once: the spelling given wins, else the first in path order.
+    ``resolve`` turns a stored name into its address (literals only by default; readers that
+    apply host-name entities pass :func:`configctl.ips.resolve`).
     """
-    paths: list[str] = []
+    target = resolve(ip)
+    if target is None:
+        return None
+    exact = f"ips/{ip}"
+    if configs.get(exact):
+        return exact
+    for path in sorted(p for p in configs if p.startswith("ips/") and p != f"ips/{DEFAULT}"):
+        if configs.get(path) and resolve(path[4:]) == target:
+            return path
+    return None
+
+
+def resolve_ip(
+    ip: str,
+    configs: Mapping[str, Mapping[str, str]],
+    resolve: Callable[[str], ips.Address | None] = ips.literal,
+) -> dict[str, EffectiveValue]:
+    """The IP connection-rate keys for ``ip``: its ``ips/<address>`` > ``ips/<default>`` > default."""
+    paths = []
     if ip != DEFAULT:
-        try:
-            address = ipaddress.ip_address(ip.strip())
-        except ValueError:
-            raise InvalidInput(f"{ip!r} is not a valid IPv4 or IPv6 address") from None
-        for spelling in _spellings(ip, address):
-            path = f"ips/{spelling}"
-            if path not in paths:
-                paths.append(path)
+        if resolve(ip) is None:
+            raise InvalidInput(f"{ip!r} is not a valid IPv4 or IPv6 address")
+        own = ip_entity_path(ip, configs, resolve)
+        if own is not None:
+            paths.append(own)
     paths.append(f"ips/{DEFAULT}")
-    present = [p for p in paths if configs.get(p)]
-    # Only one address level may count, or an address stored twice would list itself twice.
-    address_paths = [p for p in present if p != f"ips/{DEFAULT}"][:1]
-    chosen = [*address_paths, *(p for p in present if p == f"ips/{DEFAULT}")]
-    return _first_defining(tuple(catalogue.keys(EntityType.IPS).values()), chosen, configs)
-
-
-def _spellings(ip: str, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> tuple[str, ...]:
-    """The ways an address may be stored: as typed, compressed (``::1``), Java's ``0:0:0:0:0:0:0:1``, exploded."""
-    if address.version == 4:
-        return (ip, address.compressed)
-    java = ":".join(f"{int(group, 16):x}" for group in address.exploded.split(":"))
-    return (ip, address.compressed, java, address.exploded)
+    return _first_defining(tuple(catalogue.keys(EntityType.IPS).values()), paths, configs)
 
 
 def _masked(value: str | None, sensitive: bool, mask: bool | Callable[[str], str]) -> str | None:

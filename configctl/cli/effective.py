@@ -11,9 +11,8 @@ from configctl.cli.context import open_store
 from configctl.cli.options import settings
 from configctl.cli.render import console, emit_json
 from configctl.effective import EffectiveReport, effective_config
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
-from configctl.precedence import MASK
 
 
 def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
@@ -36,10 +35,11 @@ def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
     broker_id = int(text)
 
     def named(key: str) -> str | None:
+        """The name given (literally), "" for the default entity, None when not given."""
         value, default = params.get(key), bool(params.get(f"{key}_defaults"))
         if value is not None and default:
             raise InvalidInput(f"--{key} and --{key}-defaults cannot be combined")
-        return DEFAULT if default else value
+        return "" if default else value
 
     topic, user, client, ip = params.get("topic"), named("user"), named("client"), named("ip")
     given = [flag for flag, value in (("--topic", topic), ("--ip", ip)) if value is not None]
@@ -50,11 +50,11 @@ def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
     if topic is not None:
         return broker_id, Entity.of(EntityType.TOPICS, topic)
     if ip is not None:
-        return broker_id, Entity.of(EntityType.IPS, ip)
+        return broker_id, Entity.named(EntityType.IPS, ip)
     if user is not None:
-        return broker_id, Entity.of(EntityType.USERS, user, client)
+        return broker_id, Entity.named(EntityType.USERS, user, client)
     if client is not None:
-        return broker_id, Entity.of(EntityType.CLIENTS, client)
+        return broker_id, Entity.named(EntityType.CLIENTS, client)
     return broker_id, None
 
 
@@ -71,16 +71,20 @@ def describe_effective(params: dict[str, Any]) -> None:
 def render_table(report: EffectiveReport) -> None:
     out = console()
     change = "unknown" if report.last_applied_change is None else str(report.last_applied_change)
+    progress = f"its listener has applied up to change {change}"
+    if report.pending:
+        progress += "; [yellow]changes to it are still pending[/]"
+    if report.problems:
+        progress += f"; [red]{len(report.problems)} problem(s)[/]"
     table = Table(
-        title=f"Effective config of {escape(report.entity_path)} on broker {report.broker_id} "
-        f"(its listener has applied up to change {change})",
+        title=f"Effective config of {escape(report.entity_path)} on broker {report.broker_id} ({progress})",
         title_justify="left",
         show_edge=False,
     )
-    table.add_column("key", style="bold")
-    table.add_column("value")
-    table.add_column("source")
-    table.add_column("synonyms", style="dim")
+    table.add_column("key", style="bold", no_wrap=True, overflow="fold")
+    table.add_column("value", overflow="fold")
+    table.add_column("source", no_wrap=True)
+    table.add_column("synonyms", style="dim", overflow="fold")
     for value in report.values:
         shown = value.to_json(mask=True)
         synonyms = "; ".join(f"{s['name']}={_cell(s['value'])} ({s['source']})" for s in shown["synonyms"])
@@ -90,9 +94,12 @@ def render_table(report: EffectiveReport) -> None:
     out.print(table)
     for item in report.ignored:
         out.print(f"[yellow]ignored[/] {escape(item.entity_path)} {escape(item.name)}: {escape(item.reason)}")
+    for problem in report.problems:
+        where = problem.entity_path or problem.notification or "?"
+        out.print(
+            f"[red]{problem.kind}[/] {escape(where)} (change {problem.change_number}): {escape(problem.reason)}"
+        )
 
 
 def _cell(value: str | None) -> str:
-    if value is None:
-        return "null"
-    return value if value != MASK else MASK
+    return "null" if value is None else value

@@ -69,6 +69,9 @@ class ChangeHandler(Protocol):
     def bad_notification_name(self, name: str) -> None:
         """A child of the notification path that is not a notification."""
 
+    def present(self, names: set[str]) -> None:
+        """The notifications that exist now (after a listing and purge)."""
+
 
 def expired_prefix(
     names: Sequence[str], ctime_ms: Callable[[str], int | None], cutoff_ms: int
@@ -295,20 +298,23 @@ class SequentialNotificationListener:
             pending = sorted(name for name in names if name > floor)
         for start in range(0, len(pending), self.fetch_batch):
             chunk = pending[start : start + self.fetch_batch]
-            datas = self.session.get_many([f"{self.path}/{name}" for name in chunk])
+            datas = self.session.get_many([f"{self.path}/{name}" for name in chunk], node_errors=True)
             if any(found is None for found in datas):
                 gone = next(name for name, found in zip(chunk, datas, strict=True) if found is None)
                 log.warning("notification %s vanished before it was read; reloading everything", gone)
                 self.request_reload()
                 return
             batch = [
-                RawNotification(self._number(name), name, found[0] if found else None)
+                RawNotification(self._number(name), name, None, one_line(found))
+                if isinstance(found, Exception)
+                else RawNotification(self._number(name), name, found[0])
                 for name, found in zip(chunk, datas, strict=True)
             ]
             self.handler.process(batch)
             self._last = batch[-1].number
             self.stats["notifications_processed"] += len(chunk)
         self._purge(names)
+        self.handler.present(self._known | self._bad_names)
 
     def _list(self, *, watch: bool) -> set[str]:
         """The notification names under the path (watch armed when asked).

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from configctl.configparse import load_properties_file
-from configctl.entities import CONFIG_ROOT, Entity, EntityType
-from configctl.errors import InvalidInput, ZooKeeperUnavailable
+from configctl.entities import CONFIG_ROOT, DEFAULT, Entity, EntityType
+from configctl.errors import InvalidInput, ZooKeeperUnavailable, one_line
 from configctl.listener.manager import DynamicConfigManager, EntityRead, RawNotification
 from configctl.listener.notification_listener import (
     DEFAULT_CHANGE_EXPIRATION_MS,
@@ -74,7 +74,11 @@ def _check_broker_id(broker_id: Any) -> int:
 
 
 class _Handler:
-    """Connects the generic notification listener to the manager (the only ZooKeeper reads)."""
+    """Connects the generic notification listener to the manager (the only ZooKeeper reads).
+
+    Reads never fail as a whole for one bad node: a node the listener may not read comes back as
+    that entity's ``unreadable`` problem, and everything else is applied.
+    """
 
     def __init__(self, owner: ConfigListener) -> None:
         self.owner = owner
@@ -83,63 +87,79 @@ class _Handler:
         self._initial = True
 
     def load_all(self, up_to: int | None) -> None:
-        entities = self._list_entities()
-        self.manager.reconcile(self._read_all(entities), up_to, initial=self._initial)
+        entities, invalid = self._list_entities()
+        self.manager.reconcile(self._read_all(entities), up_to, initial=self._initial, invalid=invalid)
         self._initial = False
         self.owner._after_batch()
 
     def process(self, notifications: Sequence[RawNotification]) -> None:
         plan = self.manager.plan(notifications)
-        found = self.session.get_many([entity.znode for entity, _ in plan]) if plan else []
-        reads = [
-            EntityRead(entity, item[0] if item else None, number)
-            for (entity, number), item in zip(plan, found, strict=True)
-        ]
+        reads = list(self._read([entity for entity, _ in plan], [number for _, number in plan]))
         self.manager.apply(reads, notifications[-1].number)
         self.owner._after_batch()
 
-    def _read_all(self, entities: list[Entity]) -> Iterator[EntityRead]:
-        """Read in pipelined chunks, applied as they arrive: 100,000 raw nodes are never held at once."""
-        for start in range(0, len(entities), LOAD_CHUNK):
-            chunk = entities[start : start + LOAD_CHUNK]
-            found = self.session.get_many([entity.znode for entity in chunk])
-            for entity, item in zip(chunk, found, strict=True):
-                yield EntityRead(entity, item[0] if item else None)
+    def present(self, names: set[str]) -> None:
+        self.manager.notifications_present(names)
 
     def bad_notification_name(self, name: str) -> None:
         self.manager.bad_notification_name(name)
 
-    def _list_entities(self) -> list[Entity]:
-        """Every entity node a broker follows, listed with pipelined reads (users nest clients)."""
+    def _read(self, entities: Sequence[Entity], numbers: Sequence[int | None]) -> Iterator[EntityRead]:
+        found = (
+            self.session.get_many([entity.znode for entity in entities], node_errors=True) if entities else []
+        )
+        for entity, number, item in zip(entities, numbers, found, strict=True):
+            if isinstance(item, Exception):
+                yield EntityRead(entity, None, number, error=one_line(item))
+            else:
+                yield EntityRead(entity, item[0] if item else None, number)
+
+    def _read_all(self, entities: list[Entity]) -> Iterator[EntityRead]:
+        """Read in multiRead chunks, applied as they arrive: 100,000 raw nodes are never held at once."""
+        for start in range(0, len(entities), LOAD_CHUNK):
+            chunk = entities[start : start + LOAD_CHUNK]
+            yield from self._read(chunk, [None] * len(chunk))
+
+    def _list_entities(self) -> tuple[list[Entity], dict[str, str]]:
+        """Every entity node a broker follows (users nest clients), and the nodes that name no entity.
+
+        A type directory the listener may not list (``/config/users`` under Kafka's ACLs without
+        the right credentials) is reported as unreadable; the other types still load.
+        """
         types = list(EntityType)
-        roots = self.session.children_many([f"{CONFIG_ROOT}/{t.value}" for t in types])
+        roots = self.session.children_many([f"{CONFIG_ROOT}/{t.value}" for t in types], node_errors=True)
         entities: list[Entity] = []
+        invalid: dict[str, str] = {}
         users: list[str] = []
         for etype, names in zip(types, roots, strict=True):
+            if isinstance(names, Exception):
+                invalid[etype.value] = f"cannot list {CONFIG_ROOT}/{etype.value}: {one_line(names)}"
+                continue
             for name in names or ():
                 path = f"{etype.value}/{name}"
                 if etype is EntityType.USERS:
                     users.append(name)
-                if etype is EntityType.BROKERS and name not in (str(self.manager.broker_id), "<default>"):
+                if etype is EntityType.BROKERS and name not in (str(self.manager.broker_id), DEFAULT):
                     continue
-                entity = self._entity(path)
-                if entity is not None:
-                    entities.append(entity)
+                self._entity(path, entities, invalid)
         if users:
-            nested = self.session.children_many([f"{CONFIG_ROOT}/users/{u}/clients" for u in users])
+            nested = self.session.children_many(
+                [f"{CONFIG_ROOT}/users/{u}/clients" for u in users], node_errors=True
+            )
             for user, clients in zip(users, nested, strict=True):
+                if isinstance(clients, Exception):
+                    invalid[f"users/{user}/clients"] = f"cannot list its clients: {one_line(clients)}"
+                    continue
                 for client in clients or ():
-                    entity = self._entity(f"users/{user}/clients/{client}")
-                    if entity is not None:
-                        entities.append(entity)
-        return entities
+                    self._entity(f"users/{user}/clients/{client}", entities, invalid)
+        return entities, invalid
 
-    def _entity(self, path: str) -> Entity | None:
+    @staticmethod
+    def _entity(path: str, entities: list[Entity], invalid: dict[str, str]) -> None:
         try:
-            return Entity.from_path(path)
+            entities.append(Entity.from_path(path))
         except InvalidInput as exc:
-            self.manager.bad_entity_name(path, str(exc))
-            return None
+            invalid[path] = str(exc)
 
 
 class ConfigListener:

@@ -53,3 +53,13 @@ def translate_errors(action: str) -> Iterator[None]:
         raise
     except KazooException as exc:
         raise ZooKeeperUnavailable(f"ZooKeeper failed to {action}: {type(exc).__name__}") from None
+
+
+def translated(exc: BaseException, action: str) -> Exception:
+    """The configctl error :func:`translate_errors` would raise for ``exc`` (for per-node answers)."""
+    try:
+        with translate_errors(action):
+            raise exc
+    except Exception as error:
+        return error
+    return exc  # pragma: no cover - the block above always raises

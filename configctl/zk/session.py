@@ -22,7 +22,7 @@ from configctl.errors import InvalidInput, NotFound, PermissionDenied, ZooKeeper
 from configctl.zk import multiread, retry
 from configctl.zk.acls import AclPolicy
 from configctl.zk.connection import ConnectionSettings
-from configctl.zk.errors import translate_errors
+from configctl.zk.errors import translate_errors, translated
 
 log = logging.getLogger(__name__)
 
@@ -157,20 +157,25 @@ class ZkSession:
 
     # -- many nodes -----------------------------------------------------------------------------
 
-    def get_many(self, paths: Sequence[str]) -> list[Node | None]:
-        """``(data, stat)`` of each node (None when absent), in the order given, in few round trips."""
+    def get_many(self, paths: Sequence[str], *, node_errors: bool = False) -> list[Any]:
+        """``(data, stat)`` of each node (None when absent), in the order given, in few round trips.
+
+        With ``node_errors`` a node that cannot be read (no permission, say) gives its
+        :mod:`configctl.errors` exception in its place instead of failing the whole read: a
+        listener reports that one entity and goes on with the rest.
+        """
         if not paths:
             return []
         if self._multi_read:
             try:
-                return self._multi_get(paths)
+                return self._multi_get(paths, node_errors)
             except UnimplementedError:
                 log.info("ZooKeeper at %s has no multiRead; reading with pipelined requests", self.connect)
                 self._multi_read = False
-        return self._pipelined_get(paths)
+        return self._pipelined_get(paths, node_errors)
 
-    def _multi_get(self, paths: Sequence[str]) -> list[Node | None]:
-        result: list[Node | None] = []
+    def _multi_get(self, paths: Sequence[str], node_errors: bool = False) -> list[Any]:
+        result: list[Any] = []
         for chunk, async_result in multiread.send(self.client, paths):
             with translate_errors(f"read {len(paths)} nodes"):
                 answers = async_result.get(timeout=self.timeout)
@@ -178,35 +183,50 @@ class ZkSession:
                 if isinstance(answer, NoNodeError):
                     result.append(None)
                 elif isinstance(answer, Exception):
-                    with translate_errors(f"read {path}"):
-                        raise answer
+                    if not node_errors:
+                        with translate_errors(f"read {path}"):
+                            raise answer
+                    result.append(translated(answer, f"read {path}"))
                 else:
                     result.append(answer)
         return result
 
-    def _pipelined_get(self, paths: Sequence[str]) -> list[Node | None]:
-        result: list[Node | None] = []
+    def _pipelined_get(self, paths: Sequence[str], node_errors: bool = False) -> list[Any]:
+        result: list[Any] = []
         for start in range(0, len(paths), PIPELINE_CHUNK):
             pending = [(p, self.client.get_async(p)) for p in paths[start : start + PIPELINE_CHUNK]]
             for path, async_result in pending:
-                with translate_errors(f"read {path}"):
-                    try:
-                        result.append(async_result.get(timeout=self.timeout))
-                    except NoNodeError:
-                        result.append(None)
+                try:
+                    with translate_errors(f"read {path}"):
+                        try:
+                            result.append(async_result.get(timeout=self.timeout))
+                        except NoNodeError:
+                            result.append(None)
+                except PermissionDenied as exc:
+                    if not node_errors:
+                        raise
+                    result.append(exc)
         return result
 
-    def children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
-        """The sorted children of many nodes, pipelined; None where a node does not exist."""
-        result: list[list[str] | None] = []
+    def children_many(self, paths: Sequence[str], *, node_errors: bool = False) -> list[Any]:
+        """The sorted children of many nodes, pipelined; None where a node does not exist.
+
+        With ``node_errors`` a node that may not be listed gives its error in its place.
+        """
+        result: list[Any] = []
         for start in range(0, len(paths), PIPELINE_CHUNK):
             pending = [(p, self.client.get_children_async(p)) for p in paths[start : start + PIPELINE_CHUNK]]
             for path, async_result in pending:
-                with translate_errors(f"list {path}"):
-                    try:
-                        result.append(sorted(async_result.get(timeout=self.timeout)))
-                    except NoNodeError:
-                        result.append(None)
+                try:
+                    with translate_errors(f"list {path}"):
+                        try:
+                            result.append(sorted(async_result.get(timeout=self.timeout)))
+                        except NoNodeError:
+                            result.append(None)
+                except PermissionDenied as exc:
+                    if not node_errors:
+                        raise
+                    result.append(exc)
         return result
 
     def delete_nodes(self, paths: Iterable[str]) -> int:

@@ -157,18 +157,19 @@ def test_poison_notifications_and_configs_never_block_later_changes(zk, store, s
     state = wait_for(
         lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == last and s
     )
-    kinds = sorted((p["kind"], p["subject"]) for p in state["poison"])
-    assert ("config", "topics/orders") in kinds and ("config", "topics/broken") in kinds
-    assert ("notification", f"{CHANGES_PATH.rsplit('/', 1)[1]}") not in kinds
-    assert sum(1 for kind, _ in kinds if kind == "notification") == 3  # two bad bodies, one bad name
-    assert state["counters"]["poison_notifications"] == 3
-    assert state["counters"]["poison_configs"] == 2
+    problems = state["problems"]
+    assert all(p["kind"] == "poison" for p in problems)
+    paths = {p["entity_path"] for p in problems}
+    assert {"topics/orders", "topics/broken"} <= paths
+    assert sum(1 for p in problems if p.get("notification")) == 3  # two bad bodies, one bad name
+    assert {p["notification"] for p in problems if p.get("notification")} >= {"garbage"}
+    assert state["counters"]["poison_problems"] == 5
 
     # the bad topic is fixed later: it takes effect and leaves the report
     fixed = set_config(store, "topics/orders", **{"retention.ms": "5000"})
     assert listener.wait_for_change(fixed, timeout=10)
     assert listener.topic_config("orders")["retention.ms"].value == "5000"
-    assert ("config", "topics/orders") not in {(p.kind, p.subject) for p in listener.manager.poison()}
+    assert "topics/orders" not in {p.entity_path for p in listener.manager.problems()}
 
 
 def test_expired_notifications_are_purged_with_few_lookups(store, start_listener):
@@ -217,8 +218,13 @@ def test_plugins_see_changes_and_a_rejection_is_published(store, start_listener)
     state = wait_for(
         lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == bad and s
     )
-    (rejected,) = state["rejected"]
-    assert rejected["plugin"] == "log-retention-applier" and rejected["subject"] == "topics/orders"
+    (rejected,) = state["problems"]
+    assert (rejected["kind"], rejected["entity_path"], rejected["change_number"]) == (
+        "rejected",
+        "topics/orders",
+        bad,
+    )
+    assert rejected["plugin"] == "log-retention-applier"
     assert state["plugins"] == ["client-quota-enforcer", "log-retention-applier"]
 
 

@@ -59,11 +59,6 @@ def test_jmx_sanitize_of_sanitized_values():
     assert digest.hexdigest() == KAFKA_JMX_VECTORS_SHA256
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="configctl.entities.sanitize raises on a lone surrogate; Java encodes it as '?' (value%3F)",
-)
 def test_jmx_sanitize_of_lone_surrogates():
     """Kafka 3.9 SanitizerTest.testJmxSanitize, the chars U+D800..U+DFFF that the test above leaves out.
 
