@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from configctl.localzk.ports import HOST
+from configctl.localzk.security import Security
 from configctl.localzk.state import Node
 
 STANDALONE_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -52,11 +53,13 @@ def write_node_configs(
     log_backends: dict[str, Path],
     client_ports: list[int],
     peer_ports: list[int],
+    security: Security,
 ) -> list[Node]:
     """Write each node's files under ``data_dir`` and return the nodes, ready to launch.
 
     One client port means a standalone server; more mean an ensemble whose node ``i`` uses
-    ``peer_ports[2i]`` for quorum and ``peer_ports[2i+1]`` for leader election.
+    ``peer_ports[2i]`` for quorum and ``peer_ports[2i+1]`` for leader election. ``security`` says
+    whether the client port speaks TLS and whether clients must log in with SASL.
     """
     ensemble = len(client_ports) > 1
     nodes = []
@@ -69,8 +72,7 @@ def write_node_configs(
         lines = [
             f"tickTime={TICK_TIME_MS}",
             f"dataDir={node_dir / 'data'}",
-            f"clientPort={client_port}",
-            f"clientPortAddress={HOST}",
+            *security.client_port_lines(client_port),
             f"minSessionTimeout={MIN_SESSION_TIMEOUT_MS}",
             f"maxSessionTimeout={MAX_SESSION_TIMEOUT_MS}",
             "maxClientCnxns=0",
@@ -78,6 +80,7 @@ def write_node_configs(
             "4lw.commands.whitelist=srvr,ruok,stat,mntr",
             "autopurge.snapRetainCount=3",
             "autopurge.purgeInterval=1",
+            *security.zoo_cfg_lines(),
         ]
         if ensemble:
             lines += [f"initLimit={INIT_LIMIT_TICKS}", f"syncLimit={SYNC_LIMIT_TICKS}"]
@@ -91,6 +94,7 @@ def write_node_configs(
         node.command = [
             java,
             *JVM_OPTIONS,
+            *security.jvm_options(),
             *write_log_configs(node_dir, log_backends),
             "-cp",
             os.pathsep.join(classpath),

@@ -20,10 +20,13 @@ from typing import Any
 
 from configctl.errors import EnvironmentProblem, InvalidInput, NotFound
 from configctl.localzk import probe
+from configctl.localzk.client import ENV_FILE, ClientSettings
 from configctl.localzk.nodeconfig import write_node_configs
 from configctl.localzk.ports import HOST, pick_free_ports, port_is_free
 from configctl.localzk.process import SIGNAL_TIMEOUT, Supervisor, last_error
 from configctl.localzk.runtime import find_java, find_zookeeper_classpath
+from configctl.localzk.sasl import DEFAULT_USER, check_user
+from configctl.localzk.security import Security
 from configctl.localzk.state import (
     Node,
     State,
@@ -65,11 +68,20 @@ class ServerStatus:
     connect_string: str | None
     started_at: str | None
     nodes: tuple[NodeStatus, ...] = field(default=())
+    client: ClientSettings | None = None  # how to connect; None when nothing was started
 
     @property
     def running(self) -> bool:
         """True while at least one recorded server process is alive (a degraded ensemble is running)."""
         return any(node.alive for node in self.nodes)
+
+    @property
+    def tls(self) -> bool:
+        return self.client is not None and self.client.tls
+
+    @property
+    def sasl(self) -> bool:
+        return self.client is not None and self.client.sasl
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,7 +89,11 @@ class ServerStatus:
             "connect": self.connect_string,
             "data_dir": str(self.data_dir),
             "started_at": self.started_at,
+            "tls": self.tls,
+            "sasl": self.sasl,
+            "sasl_user": self.client.sasl_user if self.client else None,
             "nodes": [node.to_json() for node in self.nodes],
+            "client": self.client.to_json() if self.client else None,
         }
 
 
@@ -86,16 +102,30 @@ class LocalZooKeeper:
 
     ``port`` is the client port of server 1; an ensemble's servers listen on ``port``,
     ``port+1``, ``port+2`` (quorum and election ports are free ports picked at start and recorded).
-    Node ids are 1-based, as in ZooKeeper's ``myid``. ``port`` and ``nodes`` only matter to
-    :meth:`start`; every other method works from what the state file recorded, so
-    ``LocalZooKeeper(data_dir).stop()`` stops whatever was started there.
+    Node ids are 1-based, as in ZooKeeper's ``myid``. ``tls`` makes the client port TLS-only;
+    ``sasl`` makes clients log in as ``sasl_user`` (see :mod:`~configctl.localzk.security`).
+    ``port``, ``nodes``, ``tls`` and ``sasl`` only matter to :meth:`start`; every other method
+    works from what the state file recorded, so ``LocalZooKeeper(data_dir).stop()`` stops whatever
+    was started there and :meth:`restart` keeps TLS and SASL as they were.
     Usable as a context manager (start on enter, stop on exit).
     """
 
-    def __init__(self, data_dir: Path | str | None = None, port: int = 2181, nodes: int = 1) -> None:
+    def __init__(
+        self,
+        data_dir: Path | str | None = None,
+        port: int = 2181,
+        nodes: int = 1,
+        *,
+        tls: bool = False,
+        sasl: bool = False,
+        sasl_user: str = DEFAULT_USER,
+    ) -> None:
         self.data_dir = Path(data_dir).expanduser().absolute() if data_dir else default_data_dir()
         self.port = port
         self.nodes = nodes
+        self.tls = tls
+        self.sasl = sasl
+        self.sasl_user = sasl_user
         self._supervisor = Supervisor()
 
     # ----------------------------------------------------------------------------------- public API
@@ -119,6 +149,8 @@ class LocalZooKeeper:
         On any failure whatever was launched is stopped again and nothing is left recorded.
         """
         _validate(self.port, self.nodes)
+        if self.sasl:
+            check_user(self.sasl_user)
         with locked(self.data_dir):
             state = read_state(self.data_dir)
             if state is not None:
@@ -137,17 +169,23 @@ class LocalZooKeeper:
                 if not port_is_free(port):
                     raise EnvironmentProblem(f"port {port} is already in use")
             peer_ports = pick_free_ports(2 * self.nodes) if self.nodes > 1 else []
-            nodes = write_node_configs(self.data_dir, java, classpath, log_backends, client_ports, peer_ports)
-            started = State(datetime.now(timezone.utc).isoformat(timespec="seconds"), nodes)
+            security = Security.prepare(
+                self.data_dir, tls=self.tls, sasl_user=self.sasl_user if self.sasl else None
+            )
+            nodes = write_node_configs(
+                self.data_dir, java, classpath, log_backends, client_ports, peer_ports, security
+            )
+            started = State(datetime.now(timezone.utc).isoformat(timespec="seconds"), nodes, security)
             try:
                 for node in nodes:
                     self._supervisor.launch(node)
                     write_state(self.data_dir, started)
-                self._wait_serving(nodes, timeout)
+                self._wait_serving(started, nodes, timeout)
             except BaseException:
                 self._supervisor.terminate(nodes)
                 self.state_file.unlink(missing_ok=True)
                 raise
+            started.client().write_env_file(self.data_dir / ENV_FILE)
         return self.status()
 
     def stop(self, timeout: float = SIGNAL_TIMEOUT) -> list[NodeStatus]:
@@ -172,11 +210,15 @@ class LocalZooKeeper:
         return stopped
 
     def restart(self, timeout: float = 30.0) -> ServerStatus:
-        """Stop everything and start again on the recorded ports and data (same ``nodes``)."""
+        """Stop everything and start again on the recorded ports, data, ``nodes``, TLS and SASL."""
         state = read_state(self.data_dir)
         if state is not None:
             self.port = state.nodes[0].client_port
             self.nodes = len(state.nodes)
+            self.tls = state.security.tls is not None
+            self.sasl = state.security.sasl is not None
+            if state.security.sasl is not None:
+                self.sasl_user = state.security.sasl.user
         self.stop()
         return self.start(timeout=timeout)
 
@@ -185,12 +227,17 @@ class LocalZooKeeper:
         state = read_state(self.data_dir)
         if state is None:
             return ServerStatus(self.data_dir, None, None, ())
+        client = state.client()
         statuses = []
         for node in state.nodes:
             alive = self._supervisor.process(node) is not None
-            mode = probe.server_mode(node.client_port) if alive else None
+            mode = probe.server_mode(node.client_port, client) if alive else None
             statuses.append(NodeStatus(node.id, node.pid, node.client_port, alive, mode, node.log_file))
-        return ServerStatus(self.data_dir, state.connect_string, state.started_at, tuple(statuses))
+        return ServerStatus(self.data_dir, state.connect_string, state.started_at, tuple(statuses), client)
+
+    def client_settings(self) -> ClientSettings:
+        """What a client needs to reach the running server(s): connect string, TLS CA, SASL user."""
+        return self._require_state().client()
 
     def kill_node(self, node_id: int, sig: int = signal.SIGKILL, timeout: float = SIGNAL_TIMEOUT) -> int:
         """Send ``sig`` to one server (for fault tests) and, for SIGKILL/SIGTERM, wait until it is gone.
@@ -219,7 +266,7 @@ class LocalZooKeeper:
                 raise EnvironmentProblem(f"port {node.client_port} is already in use")
             self._supervisor.launch(node)
             write_state(self.data_dir, state)
-            self._wait_serving([node], timeout)
+            self._wait_serving(state, [node], timeout)
         return next(n for n in self.status().nodes if n.id == node_id)
 
     def start_missing_nodes(self, timeout: float = 30.0) -> list[int]:
@@ -235,9 +282,8 @@ class LocalZooKeeper:
     def wait_serving(self, timeout: float = 30.0) -> None:
         """Wait until every alive recorded server accepts a session (a quorum exists)."""
         state = self._require_state()
-        self._wait_serving(
-            [node for node in state.nodes if self._supervisor.process(node) is not None], timeout
-        )
+        alive = [node for node in state.nodes if self._supervisor.process(node) is not None]
+        self._wait_serving(state, alive, timeout)
 
     def __enter__(self) -> LocalZooKeeper:
         self.start()
@@ -262,13 +308,15 @@ class LocalZooKeeper:
             )
         return node
 
-    def _wait_serving(self, nodes: list[Node], timeout: float) -> None:
-        """Wait for each node to serve a session; one that exits meanwhile fails at once, with why."""
+    def _wait_serving(self, state: State, nodes: list[Node], timeout: float) -> None:
+        """Wait for each node to serve a session; one that exits meanwhile fails at once, with why.
+
+        The probe connects as a client is told to (TLS, SASL), so "serving" means serving them.
+        """
         deadline = time.monotonic() + timeout
         for node in nodes:
-            while not probe.accepts_session(
-                node.client_port, min(1.0, max(deadline - time.monotonic(), 0.1))
-            ):
+            client = state.security.client(f"{HOST}:{node.client_port}")
+            while not probe.accepts_session(client, min(1.0, max(deadline - time.monotonic(), 0.1))):
                 code = self._supervisor.exit_code(node)
                 gone = not self._supervisor.launched(node) and self._supervisor.process(node) is None
                 if code is not None or gone:

@@ -13,13 +13,15 @@ import contextlib
 import fcntl
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from configctl.errors import EnvironmentProblem
 from configctl.files import replace_atomically
+from configctl.localzk.client import ClientSettings
 from configctl.localzk.ports import HOST
+from configctl.localzk.security import PLAIN, Security
 
 STATE_FILE = "configctl-zk.json"
 LOCK_FILE = ".configctl-zk.lock"
@@ -83,14 +85,19 @@ class Node:
 
 @dataclass
 class State:
-    """The whole record: when it was started and its nodes."""
+    """The whole record: when it was started, its nodes, and whether it runs TLS and SASL."""
 
     started_at: str | None
     nodes: list[Node]
+    security: Security = field(default=PLAIN)
 
     @property
     def connect_string(self) -> str:
         return ",".join(f"{HOST}:{node.client_port}" for node in self.nodes)
+
+    def client(self) -> ClientSettings:
+        """What a client needs to reach these servers."""
+        return self.security.client(self.connect_string)
 
     def node(self, node_id: int) -> Node | None:
         return next((node for node in self.nodes if node.id == node_id), None)
@@ -105,7 +112,11 @@ def read_state(data_dir: Path) -> State | None:
     path = state_file(data_dir)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return State(raw.get("started_at"), [Node.from_json(node) for node in raw["nodes"]])
+        return State(
+            raw.get("started_at"),
+            [Node.from_json(node) for node in raw["nodes"]],
+            Security.from_json(raw.get("security"), data_dir),
+        )
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
@@ -122,6 +133,7 @@ def write_state(data_dir: Path, state: State) -> None:
         "started_at": state.started_at,
         "connect": state.connect_string,
         "nodes": [node.to_json() for node in state.nodes],
+        "security": state.security.to_json(),
     }
     replace_atomically(state_file(data_dir), json.dumps(document, indent=2) + "\n")
 
