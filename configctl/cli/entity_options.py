@@ -123,7 +123,8 @@ def _from_shortcuts(params: dict[str, Any]) -> Selection:
             named[etype] = ""
     if EntityType.USERS in named and EntityType.CLIENTS in named and len(named) == 2:
         return Selection(
-            EntityType.USERS, Entity.named(EntityType.USERS, named[EntityType.USERS], named[EntityType.CLIENTS])
+            EntityType.USERS,
+            Entity.named(EntityType.USERS, named[EntityType.USERS], named[EntityType.CLIENTS]),
         )
     if len(named) != 1:
         flags = ", ".join(f"--{t.value[:-1]}" for t in named)
@@ -158,7 +159,9 @@ def _from_generic(ctx: click.Context, params: dict[str, Any], *, allow_all: bool
     if len(names) > 1:
         raise InvalidInput("one --entity-name (or --entity-default) per --entity-type")
     if types[0] is EntityType.TOPICS and names[0] == "":
-        raise InvalidInput("topics have no default entity: --entity-default (or an empty name) is not a topic")
+        raise InvalidInput(
+            "topics have no default entity: --entity-default (or an empty name) is not a topic"
+        )
     return Selection(types[0], Entity.named(types[0], names[0]))
 
 
