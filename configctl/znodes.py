@@ -1,13 +1,16 @@
-"""The bytes Kafka keeps in ZooKeeper for dynamic config (Contract 1), and nothing else.
+"""The bytes of every znode configctl reads or writes: one object per node kind, as Kafka's ``ZkData``.
 
-Two node kinds matter:
+Kafka's nodes (Contract 1), which a real Kafka broker must read and ``kafka-configs.sh`` writes:
 
 * the entity config node ``/config/<type>/<name>``: ``{"version":1,"config":{"k":"v"}}``;
 * the change notification ``/config/changes/config_change_NNNNNNNNNN``: ``{"version":2,"entity_path":"..."}``
   (brokers before KIP-55 wrote version 1 with ``entity_type``/``entity_name``, which we still read).
 
-A real Kafka broker must read what we write, and we must read what ``kafka-configs.sh`` wrote,
-so the encoders reproduce Jackson's compact output byte for byte (key order included) and the
+configctl's own nodes, under ``/configctl`` (never inside ``/config``): a history record per
+write (:class:`HistoryZNodes`), a running listener's state (:class:`BrokerStateZNode`) and a
+broker's persistent fleet record (:class:`FleetRecordZNode`).
+
+The Kafka encoders reproduce Jackson's compact output byte for byte (key order included) and the
 decoders are strict: a node that does not look exactly like Kafka's is reported with a one-line
 reason instead of being half-understood. Everything here is pure: no I/O.
 """
@@ -372,3 +375,28 @@ class BrokerStateZNode:
     @staticmethod
     def decode(data: bytes) -> dict[str, Any]:
         return _parse_json_object(data, "broker state node")
+
+
+class FleetRecordZNode:
+    """``/configctl/fleet/<id>``: a broker's persistent record (Contract 7), so a broker whose
+    listener died is still known: ``{"broker_id","host","last_seen_ms","last_applied_change"}``."""
+
+    ROOT = f"{CONFIGCTL_ROOT}/fleet"
+
+    @classmethod
+    def path(cls, broker_id: int | str) -> str:
+        return f"{cls.ROOT}/{broker_id}"
+
+    @staticmethod
+    def encode(broker_id: int, host: str, last_seen_ms: int, last_applied_change: int | None) -> bytes:
+        document = {
+            "broker_id": int(broker_id),
+            "host": host,
+            "last_seen_ms": int(last_seen_ms),
+            "last_applied_change": last_applied_change,
+        }
+        return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+
+    @staticmethod
+    def decode(data: bytes) -> dict[str, Any]:
+        return _parse_json_object(data, "fleet record")
