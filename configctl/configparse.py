@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 
 import javaproperties
 
@@ -132,12 +131,18 @@ def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
         raise InvalidInput(f"properties file {name} is malformed: {reason}") from None
 
 
-def merge_added(file_props: Mapping[str, str], cli_props: Mapping[str, str]) -> dict[str, str]:
-    """Combine ``--add-config-file`` and ``--add-config``; the command line wins on a shared key (as Kafka).
+def added_configs(add_config: str | None, add_config_file: str | None) -> dict[str, str]:
+    """The configs to set, from ``--add-config`` or ``--add-config-file`` (Kafka refuses both at once).
 
-    Every resulting key must pass :func:`validate_config_key`, which Kafka applies to both sources.
+    Every key must pass :func:`validate_config_key`, which Kafka applies to both sources.
     """
-    merged = {**file_props, **cli_props}
-    for key in merged:
-        validate_config_key(key)
-    return merged
+    if add_config is not None and add_config_file is not None:
+        raise InvalidInput(
+            "give --add-config or --add-config-file, not both (kafka-configs.sh refuses both too)"
+        )
+    if add_config_file is not None:
+        props = load_properties_file(add_config_file)
+        for key in props:
+            validate_config_key(key)
+        return props
+    return parse_add_config(add_config) if add_config is not None else {}

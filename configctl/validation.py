@@ -37,7 +37,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from configctl import catalogue, placement, values
+from configctl import catalogue, crosskey, placement, values
 from configctl.catalogue import LISTENER_PREFIX, ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ValidationFailed
@@ -356,51 +356,10 @@ def _is_scram(key: ConfigKey) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _typed(entity_type: EntityType, config: Mapping[str, str], name: str) -> Any | None:
-    """The coerced value of ``name`` if the config sets it to something parseable, else None."""
-    raw = config.get(name)
-    key = catalogue.keys(entity_type).get(name)
-    if raw is None or key is None or not isinstance(raw, str):
-        return None
-    value, reason = values.parse(key.kafka_type, raw, shown="")
-    return None if reason is not None else value
-
-
 def _topic_cross_field(config: Mapping[str, str], problems: list[str]) -> None:
-    """LogConfig.validateValues and the tiered-storage rules, for the keys the topic sets itself."""
-    topics = EntityType.TOPICS
-    low = _typed(topics, config, "min.compaction.lag.ms")
-    high = _typed(topics, config, "max.compaction.lag.ms")
-    if low is not None and high is not None and low > high:
-        problems.append(
-            f"min.compaction.lag.ms ({low}) must not be greater than max.compaction.lag.ms ({high})"
-        )
-    if _typed(topics, config, "remote.storage.enable") is not True:
-        return
-    policy = _typed(topics, config, "cleanup.policy")
-    if policy is not None and "compact" in policy:
-        problems.append(
-            "remote.storage.enable=true needs a cleanup.policy without compact "
-            f"(cleanup.policy is {config['cleanup.policy'].strip()!r})"
-        )
-    for local_name, total_name, unlimited in (
-        ("local.retention.ms", "retention.ms", lambda v: v == -1),
-        ("local.retention.bytes", "retention.bytes", lambda v: v <= -1),
-    ):
-        local = _typed(topics, config, local_name)
-        total = _typed(topics, config, total_name)
-        if local is None or total is None or unlimited(total) or local == -2:
-            continue
-        if local < 0:
-            problems.append(
-                f"{local_name} must be -2 or between 0 and {total_name} ({total}) when "
-                f"remote.storage.enable=true, not {local}"
-            )
-        elif local > total:
-            problems.append(
-                f"{local_name} ({local}) must not be greater than {total_name} ({total}) "
-                "when remote.storage.enable=true"
-            )
+    """Kafka's topic cross-key rules on the keys the topic sets itself (:mod:`configctl.crosskey`;
+    the write side also checks them on the topic's effective config, broker fallbacks included)."""
+    problems.extend(crosskey.topic_problems(config))
 
 
 # --------------------------------------------------------------------------------------------

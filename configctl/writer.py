@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from kazoo.retry import ForceRetryError, RetryFailedError
 
-from configctl import catalogue, secrets, validation
+from configctl import catalogue, guards, impact, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity, EntityType
-from configctl.errors import Conflict, InvalidInput, PartiallyWritten, ZooKeeperUnavailable
-from configctl.zk import retry
+from configctl.errors import Conflict, InvalidInput, PartiallyWritten, ValidationFailed, ZooKeeperUnavailable
+from configctl.zk import registrations, retry
 from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, Stored
 from configctl.zk.errors import VersionConflict
 
@@ -113,6 +113,7 @@ def alter(
     allow_custom: bool = False,
     reason: str = "",
     max_attempts: int = retry.CONFLICT_ATTEMPTS,
+    allow_running_brokers: bool = False,
 ) -> AlterResult:
     """Apply ``change`` to the entity's current config and commit it atomically.
 
@@ -137,6 +138,11 @@ def alter(
         after = apply_change(before.config, change, what=entity.display)
         validation.check(entity, after, changed=list(change.add), allow_custom=allow_custom)
         changes = diff(before.config, after)
+        if changes and attempts == 1:
+            check_kafka_rules(store, [entity], allow_running_brokers=allow_running_brokers)
+            impact.check_write(
+                store, [impact.Write(entity, before.config, after)], reason=reason, identity=store.identity
+            )
         if dry_run or not changes:
             return AlterResult(entity, before, after, changes, None, attempts)
         write = Change(entity, after, before.version, previous=before.config)
@@ -159,6 +165,23 @@ def alter(
         raise Conflict(
             f"{entity.display} kept changing under {max_attempts} attempts; nothing written"
         ) from None
+
+
+def check_kafka_rules(
+    store: ConfigStore, entities: list[Entity], *, allow_running_brokers: bool = False
+) -> None:
+    """Refuse what Kafka's own ZooKeeper admin path refuses (:mod:`configctl.guards`), before writing."""
+    topics = [e.name for e in entities if e.type is EntityType.TOPICS]
+    problems = guards.refusals(
+        entities,
+        running_brokers=registrations.running_brokers(store.session)
+        if any(e.type is EntityType.BROKERS for e in entities)
+        else None,
+        existing_topics=registrations.existing_topics(store.session, topics) if topics else None,
+        allow_running_brokers=allow_running_brokers,
+    )
+    if problems:
+        raise ValidationFailed(problems)
 
 
 def resolve_interrupted(store: ConfigStore, exc: CommitInterrupted) -> list[Change]:

@@ -12,7 +12,7 @@ from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import console, diff_json, diff_table, emit_json, entity_label
-from configctl.configparse import load_properties_file, merge_added, parse_add_config, parse_delete_config
+from configctl.configparse import added_configs, parse_delete_config
 from configctl.errors import InvalidInput
 
 
@@ -25,7 +25,7 @@ from configctl.errors import InvalidInput
     "--add-config-file",
     type=click.Path(dir_okay=False),
     metavar="FILE.properties",
-    help="Configs to set, from a Java properties file (--add-config wins on the same key).",
+    help="Configs to set, from a Java properties file (instead of --add-config).",
 )
 @click.option("--delete-config", metavar="K1,K2", help="Configs to remove; each must be set.")
 @click.option("--dry-run", is_flag=True, help="Validate and show the diff; write nothing.")
@@ -40,6 +40,12 @@ from configctl.errors import InvalidInput
     envvar=writer.SECRET_ENV,
     metavar="SECRET",
     help=f"The brokers' password.encoder.secret, to store password configs encrypted (env {writer.SECRET_ENV}).",
+)
+@click.option(
+    "--allow-running-brokers",
+    is_flag=True,
+    help="Write broker configs even while Kafka brokers are registered in /brokers/ids "
+    "(Kafka's ZooKeeper path refuses it: the running broker's own validation is skipped).",
 )
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the entity's history.")
 @global_options
@@ -60,11 +66,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
     selection = select(ctx, pop_selection(kwargs))
     entity = selection.entity
     assert entity is not None
-    added: dict[str, str] = {}
-    if kwargs["add_config_file"]:
-        added = load_properties_file(kwargs["add_config_file"])
-    if kwargs["add_config"] is not None:
-        added = merge_added(added, parse_add_config(kwargs["add_config"]))
+    added = added_configs(kwargs["add_config"], kwargs["add_config_file"])
     deleted = parse_delete_config(kwargs["delete_config"]) if kwargs["delete_config"] is not None else []
     if not added and not deleted:
         raise InvalidInput("nothing to change: give --add-config, --add-config-file or --delete-config")
@@ -85,6 +87,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
             dry_run=kwargs["dry_run"],
             allow_custom=kwargs["allow_custom_config"],
             reason=reason,
+            allow_running_brokers=kwargs["allow_running_brokers"],
         )
     _report(result, dry_run=kwargs["dry_run"])
 

@@ -52,6 +52,8 @@ MAX_MULTI_OPS = 1000
 MAX_CONFIG_BYTES = 850_000
 """The largest config node configctl writes: it must fit one multi with its notification."""
 _OPS_PER_CHANGE = 4  # config node, notification, history directory (first write only), history record
+_OPS_PER_REMOVAL = 6  # up to three deletes (node, clients directory, user) instead of the config node
+_CLEANED_TYPES = (EntityType.USERS, EntityType.CLIENTS, EntityType.IPS)
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,15 @@ class CommitInterrupted(Exception):
 
 
 @dataclass(frozen=True)
+class _Reads:
+    """What a multi needs to know before it is built: missing history directories, and the empty
+    quota nodes (with their emptied parents) to delete rather than keep, as Kafka 3.5+ does."""
+
+    missing_history_dirs: set[str] = field(default_factory=set)
+    removals: dict[Entity, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class _Prepared:
     """A multi built by :meth:`ConfigStore._prepare`, not yet sent."""
 
@@ -119,6 +130,7 @@ class _Prepared:
     transaction: Any
     notification_ops: list[int]
     new_history_dirs: set[str]
+    removals: dict[Entity, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 class ConfigStore:
@@ -265,7 +277,7 @@ class ConfigStore:
         committed: list[Committed] = []
         # Every read happens now: a read sent while a multi is in flight waits for that multi,
         # which would stop the next one being built meanwhile.
-        missing_history_dirs = self._before_writes(changes) if changes else set()
+        reads = self._before_writes(changes) if changes else _Reads()
         planned = list(batches(changes))
         sent = 0
 
@@ -294,7 +306,7 @@ class ConfigStore:
         for batch in planned:
             if conflict is not None:
                 break
-            prepared = self._prepare(batch, reason, missing_history_dirs)
+            prepared = self._prepare(batch, reason, reads)
             try:
                 queue.append((prepared, prepared.transaction.commit_async()))
             except LOST as exc:
@@ -321,7 +333,8 @@ class ConfigStore:
         yes, no = [], []
         for change, node in zip(changes, found, strict=True):
             expected_version = 0 if change.expected_version < 0 else change.expected_version + 1
-            ours = (
+            removed = node is None and not change.config and change.expected_version >= 0
+            ours = removed or (
                 node is not None
                 and node[1].version == expected_version
                 and node[0] == encode_entity_config(change.config)
@@ -329,8 +342,8 @@ class ConfigStore:
             (yes if ours else no).append(change)
         return yes, no
 
-    def _before_writes(self, changes: Sequence[Change]) -> set[str]:
-        """Check sizes, create the parent nodes ``changes`` need; return history directories still missing."""
+    def _before_writes(self, changes: Sequence[Change]) -> _Reads:
+        """Check sizes, create the parent nodes ``changes`` need, and read what the multi must know."""
         for change in changes:
             size = len(encode_entity_config(change.config))
             if size > MAX_CONFIG_BYTES:
@@ -341,9 +354,48 @@ class ConfigStore:
         self.session.ensure_path(CHANGES_PATH)
         for parent in dict.fromkeys(change.entity.znode.rsplit("/", 1)[0] for change in changes):
             self.session.ensure_path(parent)
-        return self._missing_history_dirs(changes) if self.history_limit > 0 else set()
+        missing = self._missing_history_dirs(changes) if self.history_limit > 0 else set()
+        return _Reads(missing, self._removals(changes))
 
-    def _prepare(self, changes: Sequence[Change], reason: str, missing_history_dirs: set[str]) -> _Prepared:
+    def _removals(self, changes: Sequence[Change]) -> dict[Entity, tuple[tuple[str, int], ...]]:
+        """Quota and IP nodes left empty by ``changes`` that Kafka 3.5+ deletes (``tryCleanQuotaNodes``).
+
+        A node is deleted only if it has no children; a user+client node's ``clients`` directory
+        goes with it when it was the only client, and the user node too when that leaves it with
+        no config and no other child. Brokers of every version read a missing node as an empty
+        config, so the notification still carries the change.
+        """
+        emptied = [
+            c for c in changes if not c.config and c.expected_version >= 0 and c.entity.type in _CLEANED_TYPES
+        ]
+        if not emptied:
+            return {}
+        others = {c.entity for c in changes}
+        kids = self.session.children_many([c.entity.znode for c in emptied])
+        result: dict[Entity, tuple[tuple[str, int], ...]] = {}
+        for change, children in zip(emptied, kids, strict=True):
+            if children:
+                continue
+            paths = [(change.entity.znode, change.expected_version)]
+            entity = change.entity
+            if entity.client is not None:
+                user_path = f"{CONFIG_ROOT}/users/{entity.stored_name}"
+                clients_path = f"{user_path}/clients"
+                user_entity = Entity(EntityType.USERS, entity.name, literal=entity.literal)
+                if self.session.children(clients_path) == [entity.stored_client]:
+                    paths.append((clients_path, -1))
+                    user = self.session.get(user_path)
+                    if (
+                        user is not None
+                        and user_entity not in others
+                        and self.session.children(user_path) == ["clients"]
+                        and _is_empty_config(user[0])
+                    ):
+                        paths.append((user_path, user[1].version))
+            result[entity] = tuple(paths)
+        return result
+
+    def _prepare(self, changes: Sequence[Change], reason: str, reads: _Reads) -> _Prepared:
         """Build the multi for ``changes`` (no I/O: :meth:`_before_writes` did the reads)."""
         now_ms = int(time.time() * 1000)
         acls = self.session.acls
@@ -353,7 +405,12 @@ class ConfigStore:
         for change in changes:
             entity = change.entity
             data = encode_entity_config(change.config)
-            if change.expected_version < 0:
+            removal = reads.removals.get(entity)
+            if removal is not None:
+                for path, version in removal:
+                    transaction.delete(path, version=version)
+                new_version = -1
+            elif change.expected_version < 0:
                 transaction.create(entity.znode, data, acl=acls.acl_for(entity.znode))
                 new_version = 0
             else:
@@ -368,7 +425,7 @@ class ConfigStore:
             )
             if self.history_limit > 0:
                 directory = HistoryZNodes.directory(entity)
-                if directory in missing_history_dirs:
+                if directory in reads.missing_history_dirs:
                     new_history_dirs.add(directory)
                     # Created in the same multi: an entity's history directory only ever appears
                     # with a write to that entity, which this multi's version check also guards.
@@ -380,7 +437,7 @@ class ConfigStore:
                     acl=acls.acl_for(directory + "/"),
                     sequence=True,
                 )
-        return _Prepared(list(changes), transaction, notification_ops, new_history_dirs)
+        return _Prepared(list(changes), transaction, notification_ops, new_history_dirs, reads.removals)
 
     def _finish(self, prepared: _Prepared, results: list[Any]) -> list[Committed]:
         """Turn a multi's results into :class:`Committed` records, or the error it failed with."""
@@ -404,7 +461,10 @@ class ConfigStore:
         committed = []
         for index, change in zip(prepared.notification_ops, changes, strict=True):
             notification_path = results[index]
-            new_version = 0 if change.expected_version < 0 else change.expected_version + 1
+            if change.entity in prepared.removals:
+                new_version = -1
+            else:
+                new_version = 0 if change.expected_version < 0 else change.expected_version + 1
             committed.append(
                 Committed(change.entity, new_version, change_number(notification_path.rsplit("/", 1)[1]))
             )
@@ -536,14 +596,16 @@ def _plain_ascii(text: str) -> bool:
 def batches(changes: Sequence[Change]) -> Iterator[list[Change]]:
     """Split ``changes`` into multis below ZooKeeper's request size (what :meth:`commit_batches` uses)."""
     batch: list[Change] = []
-    size = 0
+    size = ops = 0
     for change in changes:
         cost = _change_size(change)
-        if batch and (size + cost > MAX_MULTI_BYTES or (len(batch) + 1) * _OPS_PER_CHANGE > MAX_MULTI_OPS):
+        change_ops = _OPS_PER_CHANGE if change.config else _OPS_PER_REMOVAL
+        if batch and (size + cost > MAX_MULTI_BYTES or ops + change_ops > MAX_MULTI_OPS):
             yield batch
-            batch, size = [], 0
+            batch, size, ops = [], 0, 0
         batch.append(change)
         size += cost
+        ops += change_ops
     if batch:
         yield batch
 
@@ -554,3 +616,10 @@ def _default_identity() -> str:
     except Exception:  # getuser raises various errors when no user name can be found
         user = "unknown"
     return f"{user}@{socket.gethostname()}"
+
+
+def _is_empty_config(data: bytes) -> bool:
+    try:
+        return not decode_entity_config(data)
+    except InvalidInput:
+        return False

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from configctl.configparse import (
+    added_configs,
     load_properties_file,
-    merge_added,
     parse_add_config,
     parse_delete_config,
     validate_config_key,
@@ -279,28 +279,19 @@ def test_load_properties_file_bad_unicode_escape(tmp_path, content):
 # -- merging --------------------------------------------------------------------------------------
 
 
-def test_merge_added_command_line_wins():
-    file_props = {"a": "from-file", "b": "file-only"}
-    cli_props = {"a": "from-cli", "c": "cli-only"}
-    assert merge_added(file_props, cli_props) == {"a": "from-cli", "b": "file-only", "c": "cli-only"}
+def test_add_config_and_add_config_file_are_exclusive_as_in_kafka(tmp_path):
+    """Kafka 3.9 ConfigCommand: "Only one of --add-config or --add-config-file must be specified"."""
+    path = _write(tmp_path, "retention.ms=1000\n")
+    with pytest.raises(InvalidInput, match="not both"):
+        added_configs("segment.ms=5", str(path))
+    assert added_configs(None, str(path)) == {"retention.ms": "1000"}
+    assert added_configs("segment.ms=5", None) == {"segment.ms": "5"}
+    assert added_configs(None, None) == {}
 
 
-def test_merge_added_empty_sides():
-    assert merge_added({}, {}) == {}
-    assert merge_added({"a": "1"}, {}) == {"a": "1"}
-    assert merge_added({}, {"a": "1"}) == {"a": "1"}
-
-
-def test_merge_added_checks_file_keys(tmp_path):
-    file_props = load_properties_file(_write(tmp_path, "bad\\ key=1\n"))
+def test_added_configs_checks_file_keys(tmp_path):
     with pytest.raises(InvalidInput, match="invalid character in config name 'bad key'"):
-        merge_added(file_props, {})
-
-
-def test_file_and_command_line_end_to_end(tmp_path):
-    path = _write(tmp_path, "cleanup.policy=compact\nretention.ms=1000\n")
-    merged = merge_added(load_properties_file(path), parse_add_config("retention.ms=2000,segment.ms=5"))
-    assert merged == {"cleanup.policy": "compact", "retention.ms": "2000", "segment.ms": "5"}
+        added_configs(None, str(_write(tmp_path, "bad\\ key=1\n")))
 
 
 def test_java_trim():

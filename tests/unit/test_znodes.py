@@ -290,7 +290,8 @@ def test_entity_config_is_compact_json(config):
 
 
 _topic_names = st.from_regex(r"\A[a-zA-Z0-9._-]{1,249}\Z").filter(lambda n: n not in (".", ".."))
-_principals = st.text(min_size=1, max_size=40)
+# Names a principal or client id can have ('.' and '..' cannot be ZooKeeper nodes: refused up front).
+_principals = st.text(min_size=1, max_size=40).filter(lambda n: n not in (".", ".."))
 _entities = st.one_of(
     st.builds(lambda n: Entity.of(EntityType.TOPICS, n), _topic_names),
     st.builds(lambda n: Entity.of(EntityType.CLIENTS, n), _principals | st.just(DEFAULT)),
