@@ -1,6 +1,7 @@
 """``configctl plan``, ``apply`` and ``export``: desired state as code (Contract 6).
 
-Thin shells over :mod:`configctl.desired` (files) and :mod:`configctl.plan` (diff and apply).
+Thin shells over :mod:`configctl.desired`: its ``document`` (files), ``plan`` (the diff) and
+``apply`` (the batched write) modules.
 ``plan`` exits 0 when ZooKeeper already matches the file and 2 when it does not, so CI jobs can
 branch on it as they do with other infrastructure tools.
 """
@@ -20,15 +21,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from configctl import catalogue, secrets, writer
-from configctl import desired as desired_files
-from configctl import plan as plans
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import console, emit_json
-from configctl.desired import TYPE_ORDER, label
-from configctl.entities import parse_entity_type
+from configctl.desired import apply as applying
+from configctl.desired import document as desired_files
+from configctl.desired import plan as plans
+from configctl.desired import syntax
+from configctl.entities import TYPE_ORDER, parse_entity_type
 from configctl.errors import InvalidInput
-from configctl.files import read_bytes, replace_atomically
+from configctl.files import replace_atomically
 
 PLAN_EXIT_CHANGES = 2
 _MARKS = {"+": "[green]+[/]", "~": "[yellow]~[/]", "-": "[red]-[/]"}
@@ -103,7 +105,7 @@ def plan(
     with open_store() as store:
         result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
     if out:
-        replace_atomically(Path(out), json.dumps(result.saved(digest), indent=2, ensure_ascii=False) + "\n")
+        replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
     if settings().output == "json":
         emit_json(result.to_json())
     else:
@@ -148,7 +150,7 @@ def apply(
         raise InvalidInput("apply asks for confirmation: run it in a terminal, or pass --yes")
     as_json = settings().output == "json"
     desired, digest = _load(file, allow_custom_config)
-    saved = _read_saved_plan(plan_file) if plan_file else None
+    saved = plans.read_saved_plan(plan_file) if plan_file else None
     reason = reason or os.environ.get("CONFIGCTL_REASON", "") or f"apply {Path(desired.source).name}"
     out = console()
     with open_store() as store:
@@ -182,9 +184,9 @@ def apply(
     )
 
 
-def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> plans.ApplyResult:
+def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> applying.ApplyResult:
     if not show:
-        return plans.apply_plan(store, result, reason=reason)
+        return applying.apply_plan(store, result, reason=reason)
     progress = Progress(
         TextColumn("applying"),
         BarColumn(),
@@ -196,23 +198,12 @@ def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: b
     )
     with progress:
         task = progress.add_task("apply", total=len(result.entities))
-        return plans.apply_plan(
+        return applying.apply_plan(
             store, result, reason=reason, on_batch=lambda batch: progress.advance(task, len(batch))
         )
 
 
-def _read_saved_plan(path: str) -> dict[str, Any]:
-    raw = read_bytes(path, "saved plan")
-    try:
-        document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not a saved plan ({type(exc).__name__})") from None
-    if not isinstance(document, dict):
-        raise InvalidInput(f"{path} is not a plan saved by configctl plan --out")
-    return document
-
-
-def _apply_json(result: plans.Plan, applied: plans.ApplyResult | None) -> dict[str, Any]:
+def _apply_json(result: plans.Plan, applied: applying.ApplyResult | None) -> dict[str, Any]:
     document = result.to_json()
     committed = {c.entity: c for c in applied.committed} if applied else {}
     for entry, entity_plan in zip(document["entities"], result.entities, strict=True):
@@ -258,7 +249,7 @@ def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
             mark, note = "-", f"version {entity_plan.version}; every override removed"
         else:
             mark, note = "~", f"version {entity_plan.version}"
-        name = label(entity_plan.entity)
+        name = entity_plan.entity.label
         yield f"{_MARKS[mark]} [bold]{escape(name)}[/] [dim]({note})[/]", f"{mark} {name} ({note})"
         for key in entity_plan.to_json()["keys"]:
             kind, shown = key["kind"], escape(key["name"])
@@ -326,7 +317,7 @@ def export(entity_type: str | None, out_file: str | None) -> None:
     header = (
         None if as_json else "configctl desired state (configctl export). Check with: configctl plan -f FILE"
     )
-    text = desired_files.dump(document, as_json=as_json, header=header)
+    text = syntax.dump(document, as_json=as_json, header=header)
     if out_file is None:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -14,7 +14,9 @@ import pytest
 from helpers import REPO_ROOT, run_cli
 from kazoo.client import KazooClient
 
-from configctl import desired, plan
+from configctl.desired import apply as applying
+from configctl.desired import document as desired
+from configctl.desired import plan
 from configctl.entities import Entity, EntityType
 from configctl.secrets import verify_scram_password
 from configctl.zkstore import MAX_MULTI_OPS, ZkStore, batches
@@ -237,8 +239,8 @@ def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_conne
             == 0
         )
         before = config_nodes(zk)
-        with pytest.raises(plan.StalePlan) as caught:
-            plan.apply_plan(store, shown)
+        with pytest.raises(applying.StalePlan) as caught:
+            applying.apply_plan(store, shown)
     assert (
         str(caught.value)
         == "the state moved since the plan: topics/c changed; nothing was written; re-run plan"
@@ -258,8 +260,8 @@ def test_a_change_landing_between_batches_is_reported_exactly(zk_connect, zk):
         zk.ensure_path("/config/topics")
         zk.create(late.znode, b'{"version":1,"config":{"retention.ms":"77"}}')
         # check_first=False stands for a write landing after the pre-check, during the apply
-        with pytest.raises(plan.StalePlan) as caught:
-            plan.apply_plan(store, shown, check_first=False)
+        with pytest.raises(applying.StalePlan) as caught:
+            applying.apply_plan(store, shown, check_first=False)
     error = caught.value
     assert [e.path for e in error.applied] == [c.entity.path for c in groups[0]]
     assert [e.path for e in error.not_applied] == [c.entity.path for c in groups[1]]
@@ -307,7 +309,7 @@ def test_bulk_apply_spans_batches_and_records_history(zk_connect, zk):
     text += "users:\n  User:new:\n    producer_byte_rate: 1\n    clients: {c1: {consumer_byte_rate: 2}}\n"
     with ZkStore(zk_connect, identity="tester") as store:
         wanted = desired.parse(text, source="bulk.yaml")
-        result = plan.apply_plan(store, plan.make_plan(store, wanted), reason="bulk")
+        result = applying.apply_plan(store, plan.make_plan(store, wanted), reason="bulk")
         assert result.entities == count + 2 and result.batches >= 3
         assert not plan.make_plan(store, wanted).changed
         entry = store.history(Entity.of(EntityType.TOPICS, "bulk-0699"))

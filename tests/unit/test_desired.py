@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from configctl import catalogue, desired, values
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl import catalogue, values
+from configctl.desired import document as desired
+from configctl.desired import syntax
+from configctl.entities import DEFAULT, TYPE_ORDER, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
 
 pytestmark = pytest.mark.unit
@@ -132,14 +134,14 @@ def test_scalars_become_kafkas_strings(key, written, stored):
 )
 def test_yaml_1_1_surprises_stay_as_written(written):
     # YAML 1.1 would read these as 62, 16, 8, 15, 1000, true, false, a date and (1e3) a string anyway.
-    assert desired._parse_yaml(f"k: {written}", "f") == {"k": written}
+    assert syntax.parse_yaml(f"k: {written}", "f") == {"k": written}
 
 
 @pytest.mark.parametrize(
     ("written", "value"), [("~", None), ("null", None), ("", None), (".inf", float("inf"))]
 )
 def test_null_and_special_floats(written, value):
-    assert desired._parse_yaml(f"k: {written}", "f") == {"k": value}
+    assert syntax.parse_yaml(f"k: {written}", "f") == {"k": value}
 
 
 def test_list_items_that_look_like_base60_numbers_keep_their_text():
@@ -321,8 +323,8 @@ def roundtrip(
     configs: dict[Entity, dict[str, str]], *, as_json: bool = False
 ) -> dict[Entity, dict[str, str]]:
     """export's writer, then the reader's value rules (validation left out: any stored string)."""
-    text = desired.dump(desired.to_document(configs.items(), desired.TYPE_ORDER), as_json=as_json)
-    document = desired._parse_json(text, "x") if as_json else desired._parse_yaml(text, "x")
+    text = syntax.dump(desired.to_document(configs.items(), TYPE_ORDER), as_json=as_json)
+    document = syntax.parse_json(text, "x") if as_json else syntax.parse_yaml(text, "x")
     result = {}
     for type_name, section in document.items():
         for name, body in section.items():
@@ -342,7 +344,7 @@ def test_export_document_reads_well():
         Entity.of(EntityType.BROKERS, "9"): {"log.retention.ms": "2"},
         Entity.of(EntityType.BROKERS, DEFAULT): {"log.retention.ms": "3"},
     }
-    text = desired.dump(desired.to_document(configs.items(), desired.TYPE_ORDER))
+    text = syntax.dump(desired.to_document(configs.items(), TYPE_ORDER))
     assert text == textwrap.dedent(
         """\
         topics:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from configctl import desired, plan, secrets
+from configctl import secrets
+from configctl.desired import apply as applying
+from configctl.desired import document as desired
+from configctl.desired import plan
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
 from configctl.zkstore import Change, Stored
@@ -225,12 +228,12 @@ def test_new_users_are_written_before_their_clients():
         ),
         [Stored(Entity.of(EntityType.USERS, "User:b"), {}, 0)],
     )
-    phases = plan._phases(result.changes())
+    phases = applying._phases(result.changes())
     assert [[c.entity.path for c in phase] for phase in phases] == [
         ["users/User%3Aa", "users/User%3Ab", "users/User%3Ab/clients/c"],
         ["users/User%3Aa/clients/c"],
     ]
-    assert plan._phases([]) == [[]]
+    assert applying._phases([]) == [[]]
 
 
 def test_looks_encrypted():
