@@ -33,7 +33,6 @@ Pure apart from reading the file.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,7 +44,7 @@ from configctl.desired import syntax
 from configctl.desired.syntax import LinedMap
 from configctl.entities import TYPE_ORDER, Entity, EntityType, name_sort_key
 from configctl.errors import InvalidInput, ValidationFailed
-from configctl.files import read_bytes, read_limited
+from configctl.files import read_bytes, read_stdin
 
 CLIENTS_KEY = "clients"
 EXTENSION_PREFIX = "x-"
@@ -79,7 +78,7 @@ def read_source(path: str | Path) -> tuple[bytes, str]:
     """The raw bytes of a desired-state file and the name to use in messages (``-`` is stdin)."""
     name = str(path)
     if name == "-":
-        return read_limited(sys.stdin.buffer, "<stdin>"), "<stdin>"
+        return read_stdin("<stdin>"), "<stdin>"
     return read_bytes(name), name
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -29,17 +30,37 @@ from configctl.errors import InvalidInput
 YAML_TAG = "tag:yaml.org,2002:"
 MAX_DEPTH = 50
 """Deeper nesting than any desired-state file needs (users/<u>/clients/<c>/key/list is 6)."""
+ALIAS_BUDGET = 10_000
+ALIAS_NODES_PER_NODE = 20
+"""Aliases may stand for at most ``ALIAS_BUDGET`` nodes plus this many per node written so far.
+
+A YAML alias stands for a whole subtree, and an anchored subtree may itself hold aliases: nine
+levels of nine aliases each make 387 million nodes from 400 bytes. Every node an alias stands
+for is counted (including under ignored ``x-`` keys), without expanding anything, and a file
+that crosses the budget is refused at the alias that crosses it. Real files stay far below:
+5,000 topics each merging a 10-key anchor reach about 100,000 nodes through aliases, and are
+written with 20,000 nodes of their own, which allows 410,000."""
+BIG_NUMBER_DIGITS = 100
+"""A bare integer longer than this is kept as its decimal text rather than made a Python int.
+
+Kafka's widest number is a 19-digit long, so nothing is lost, and Python refuses (4,300 digits)
+or takes quadratic time to convert longer digit strings. The text is what the int would have
+been written as (``+`` dropped), so the value reads the same either way; validation then
+judges it like any other number (out of range for a long, say)."""
 
 DECIMAL_INT_RE = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 DECIMAL_FLOAT_RE = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _INFINITY_RE = re.compile(r"([-+]?)\.(?:inf|Inf|INF)")
 _NAN_RE = re.compile(r"\.(?:nan|NaN|NAN)")
+_MERGE_TAG = YAML_TAG + "merge"
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_RESOLVER = yaml.resolver.Resolver()
+"""PyYAML's (YAML 1.1) implicit tags, which :func:`_scalar` then narrows to YAML 1.2's."""
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Only used to compose nodes; the conversion to values is ours (see :func:`_value`)."""
+    """Only its parser is used (events); building values is ours (see :class:`_YamlReader`)."""
 
 
 class LinedMap(dict):  # type: ignore[type-arg]
@@ -51,13 +72,19 @@ class LinedMap(dict):  # type: ignore[type-arg]
         self.lines: dict[str, int | None] = {}
 
 
-# -- reading ------------------------------------------------------------------------------------
+# -- reading YAML -------------------------------------------------------------------------------
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """The document in ``text`` as plain values (mappings as :class:`LinedMap`), or :class:`InvalidInput`."""
+    """The document in ``text`` as plain values (mappings as :class:`LinedMap`), or :class:`InvalidInput`.
+
+    Read from the parser's event stream, never composed as a tree: nesting is refused past
+    :data:`MAX_DEPTH` as soon as it is reached (a recursive composer crashes on 30,000 brackets),
+    and an alias shares the value its anchor was read as instead of copying it, with every node
+    it stands for counted against :data:`ALIAS_BUDGET`.
+    """
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        return _YamlReader(source).read(yaml.parse(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}" if mark is not None else source
@@ -65,73 +92,194 @@ def parse_yaml(text: str, source: str) -> Any:
         raise InvalidInput(f"{where}: invalid YAML: {' '.join(what.split())}") from None
     except yaml.YAMLError as exc:
         raise InvalidInput(f"{source}: invalid YAML: {' '.join(str(exc).split())}") from None
-    if node is None:
-        return None
-    return _value(node, source, depth=0)
 
 
-def _value(node: yaml.Node, source: str, depth: int) -> Any:
-    """A composed YAML node as plain Python values (mappings as :class:`LinedMap`)."""
-    line = node.start_mark.line + 1
-    if depth > MAX_DEPTH:
-        raise InvalidInput(f"{source}:{line}: the document is nested too deeply")
-    if isinstance(node, yaml.MappingNode):
-        result = LinedMap(line)
-        explicit: dict[str, int] = {}
-        merged: list[tuple[str, int, yaml.Node]] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == YAML_TAG + "merge":
-                merged.extend(_merge_sources(value_node, source))
-                continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise InvalidInput(f"{source}:{key_node.start_mark.line + 1}: a key must be a plain name")
-            key, key_line = key_node.value, key_node.start_mark.line + 1
-            if key in explicit:
-                raise InvalidInput(
-                    f"{source}:{key_line}: duplicate key {key!r} (first given at line {explicit[key]})"
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A node read in full; an anchor keeps it so each alias to it costs nothing to read."""
+
+    value: Any
+    line: int
+    size: int = 1
+    """Nodes it stands for, aliases inside it counted in full."""
+    height: int = 0
+    """Levels of nesting below it."""
+    text: str | None = None
+    """A scalar's text as written (what a key is); None for collections."""
+    tag: str | None = None
+
+
+@dataclass(slots=True)
+class _Collection:
+    """A mapping or sequence whose end has not been read yet."""
+
+    is_mapping: bool
+    line: int
+    anchor: str | None
+    size: int = 1
+    height: int = 0
+    items: list[Any] = field(default_factory=list)
+    # mappings: the key waiting for its value, explicit keys (for duplicates), entries, merges
+    key: _Node | None = None
+    first_lines: dict[str, int] = field(default_factory=dict)
+    entries: list[tuple[str, Any, int]] = field(default_factory=list)
+    merged: list[tuple[str, Any, int | None]] = field(default_factory=list)
+
+
+class _YamlReader:
+    """Builds plain values from YAML events, with bounded depth and alias expansion."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.stack: list[_Collection] = []
+        self.anchors: dict[str, _Node] = {}
+        self.open_anchors: dict[str, int] = {}
+        self.written = 0
+        self.reached = 0
+        self.root: _Node | None = None
+        self.documents = 0
+
+    def read(self, events: Iterable[yaml.Event]) -> Any:
+        for event in events:
+            if isinstance(event, yaml.NodeEvent):
+                self._node(event)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                self._end()
+            elif isinstance(event, yaml.DocumentStartEvent):
+                self.documents += 1
+                if self.documents > 1:
+                    self._fail(
+                        event.start_mark.line + 1,
+                        "invalid YAML: expected a single document in the stream but found another document",
+                    )
+        return self.root.value if self.root is not None else None
+
+    def _fail(self, line: int, message: str) -> None:
+        raise InvalidInput(f"{self.source}:{line}: {message}")
+
+    def _node(self, event: yaml.NodeEvent) -> None:
+        line = event.start_mark.line + 1
+        depth = len(self.stack)
+        self.written += 1
+        if isinstance(event, yaml.AliasEvent):
+            target = self.anchors.get(event.anchor)
+            if target is None:
+                if event.anchor in self.open_anchors:
+                    self._fail(line, f"invalid YAML: alias *{event.anchor} is used inside its own anchor")
+                self._fail(line, f"invalid YAML: found undefined alias {event.anchor!r}")
+            assert target is not None
+            if depth + target.height > MAX_DEPTH:
+                self._too_deep(line)
+            self.reached += target.size
+            allowed = ALIAS_BUDGET + ALIAS_NODES_PER_NODE * self.written
+            if self.reached > allowed:
+                self._fail(
+                    line,
+                    f"aliases reach more than {allowed:,} nodes; refusing a file that expands this much "
+                    f"(at most {ALIAS_BUDGET:,} plus {ALIAS_NODES_PER_NODE} per node written)",
                 )
-            explicit[key] = key_line
-        # YAML merge keys (<<: *defaults): merged entries first, explicit ones override them.
-        for key, key_line, value_node in merged:
-            result[key] = _value(value_node, source, depth + 1)
-            result.lines[key] = key_line
-        for key_node, value_node in node.value:
-            if key_node.tag == YAML_TAG + "merge":
-                continue
-            result[key_node.value] = _value(value_node, source, depth + 1)
-            result.lines[key_node.value] = key_node.start_mark.line + 1
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_value(item, source, depth + 1) for item in node.value]
-    return _scalar(node, source)
+            self._add(_Node(target.value, line, target.size, target.height, target.text, target.tag))
+            return
+        if depth > MAX_DEPTH:
+            self._too_deep(line)
+        anchor = event.anchor
+        if anchor is not None and (anchor in self.anchors or anchor in self.open_anchors):
+            first = self.anchors[anchor].line if anchor in self.anchors else self.open_anchors[anchor]
+            self._fail(line, f"invalid YAML: found duplicate anchor {anchor!r} (first at line {first})")
+        top = self.stack[-1] if self.stack else None
+        is_key = top is not None and top.is_mapping and top.key is None
+        if isinstance(event, yaml.ScalarEvent):
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+            # A key is its text; its value is only needed if an alias may use it as a value.
+            value = None if is_key and anchor is None else self._scalar_value(tag, event.value, line, is_key)
+            node = _Node(value, line, text=event.value, tag=tag)
+            if anchor is not None:
+                self.anchors[anchor] = node
+            self._add(node)
+            return
+        if is_key:
+            self._fail(line, "a key must be a plain name")
+        self.stack.append(_Collection(isinstance(event, yaml.MappingStartEvent), line, anchor))
+        if anchor is not None:
+            self.open_anchors[anchor] = line
+
+    def _too_deep(self, line: int) -> None:
+        self._fail(line, f"the document is nested too deeply (more than {MAX_DEPTH} levels)")
+
+    def _end(self) -> None:
+        done = self.stack.pop()
+        if done.is_mapping:
+            # YAML merge keys (<<: *defaults): merged entries first, explicit ones override them.
+            value: Any = LinedMap(done.line)
+            for key, item, key_line in [*done.merged, *done.entries]:
+                value[key] = item
+                value.lines[key] = key_line
+        else:
+            value = done.items
+        node = _Node(value, done.line, done.size, done.height)
+        if done.anchor is not None:
+            del self.open_anchors[done.anchor]
+            self.anchors[done.anchor] = node
+        self._add(node)
+
+    def _add(self, node: _Node) -> None:
+        if not self.stack:
+            self.root = node
+            return
+        top = self.stack[-1]
+        top.size += node.size
+        top.height = max(top.height, node.height + 1)
+        if not top.is_mapping:
+            top.items.append(node.value)
+        elif top.key is None:
+            if node.text is None:
+                self._fail(node.line, "a key must be a plain name")
+            if node.tag != _MERGE_TAG:
+                first = top.first_lines.get(node.text)  # type: ignore[arg-type]
+                if first is not None:
+                    self._fail(node.line, f"duplicate key {node.text!r} (first given at line {first})")
+                top.first_lines[node.text] = node.line  # type: ignore[index]
+            top.key = node
+        else:
+            key, top.key = top.key, None
+            if key.tag == _MERGE_TAG:
+                top.merged.extend(self._merge_entries(node))
+            else:
+                top.entries.append((key.text, node.value, key.line))  # type: ignore[arg-type]
+
+    def _merge_entries(self, node: _Node) -> list[tuple[str, Any, int | None]]:
+        """What ``<<: source`` brings: each key once, the first mapping listed winning (as YAML says)."""
+        sources = node.value if isinstance(node.value, list) else [node.value]
+        entries: list[tuple[str, Any, int | None]] = []
+        seen: set[str] = set()
+        for mapping in sources:
+            if not isinstance(mapping, LinedMap):
+                self._fail(node.line, "'<<' needs a mapping or list of mappings")
+            for key, item in mapping.items():
+                if key not in seen:
+                    seen.add(key)
+                    entries.append((key, item, mapping.lines.get(key)))
+        return entries
+
+    def _scalar_value(self, tag: str, text: str, line: int, is_key: bool) -> Any:
+        try:
+            return _scalar(tag, text)
+        except ValueError:
+            if is_key:  # an anchored key with a tag no value may have (`<<`): only ever used as a key
+                return text
+        self._fail(line, f"unsupported YAML tag {tag!r}")
 
 
-def _merge_sources(node: yaml.Node, source: str) -> list[tuple[str, int, yaml.Node]]:
-    sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
-    entries: list[tuple[str, int, yaml.Node]] = []
-    seen: set[str] = set()
-    for mapping in sources:  # the first mapping listed wins, as YAML's merge key says
-        if not isinstance(mapping, yaml.MappingNode):
-            raise InvalidInput(
-                f"{source}:{mapping.start_mark.line + 1}: '<<' needs a mapping or list of mappings"
-            )
-        for key_node, value_node in mapping.value:
-            is_key = isinstance(key_node, yaml.ScalarNode) and key_node.tag != YAML_TAG + "merge"
-            if is_key and key_node.value not in seen:
-                seen.add(key_node.value)
-                entries.append((key_node.value, key_node.start_mark.line + 1, value_node))
-    return entries
-
-
-def _scalar(node: yaml.Node, source: str) -> Any:
-    """YAML 1.2-style scalars: see the module docstring for why."""
-    text, tag = node.value, node.tag
+def _scalar(tag: str, text: str) -> Any:
+    """YAML 1.2-style scalars: see the module docstring for why. ``ValueError`` for other tags."""
     if tag == YAML_TAG + "null":
         return None
     if tag == YAML_TAG + "bool":
         return text.lower() == "true" if text.lower() in ("true", "false") else text
     if tag == YAML_TAG + "int":
-        return int(text) if DECIMAL_INT_RE.fullmatch(text) else text
+        return _decimal_int(text) if DECIMAL_INT_RE.fullmatch(text) else text
     if tag == YAML_TAG + "float":
         if DECIMAL_FLOAT_RE.fullmatch(text):
             return float(text)
@@ -143,11 +291,21 @@ def _scalar(node: yaml.Node, source: str) -> Any:
         return text
     if tag in (YAML_TAG + "str", YAML_TAG + "timestamp"):
         return text
-    raise InvalidInput(f"{source}:{node.start_mark.line + 1}: unsupported YAML tag {tag!r}")
+    raise ValueError(tag)
+
+
+def _decimal_int(text: str) -> int | str:
+    """A decimal integer's value, or past :data:`BIG_NUMBER_DIGITS` the text ``str(int(text))`` would give."""
+    if len(text) <= BIG_NUMBER_DIGITS:
+        return int(text)
+    return text.lstrip("+")
+
+
+# -- reading JSON -------------------------------------------------------------------------------
 
 
 def parse_json(text: str, source: str) -> Any:
-    """The JSON document in ``text`` as plain values: integers keep their text, NaN is refused."""
+    """The JSON document in ``text`` as plain values: integers as in YAML, NaN refused, depth limited."""
 
     def pairs(items: list[tuple[str, Any]]) -> LinedMap:
         result = LinedMap()
@@ -159,17 +317,33 @@ def parse_json(text: str, source: str) -> Any:
         return result
 
     def number(text: str) -> int | str:
-        return int(text) if DECIMAL_INT_RE.fullmatch(text) else text
+        return _decimal_int(text) if DECIMAL_INT_RE.fullmatch(text) else text
 
     def constant(name: str) -> Any:
         raise InvalidInput(f"{source}: {name} is not valid JSON")
 
+    too_deep = f"{source}: the document is nested too deeply (more than {MAX_DEPTH} levels)"
     try:
-        return json.loads(text, object_pairs_hook=pairs, parse_int=number, parse_constant=constant)
+        document = json.loads(text, object_pairs_hook=pairs, parse_int=number, parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None
     except RecursionError:
-        raise InvalidInput(f"{source}: the document is nested too deeply") from None
+        raise InvalidInput(too_deep) from None
+    if _depth(document) > MAX_DEPTH:
+        raise InvalidInput(too_deep)
+    return document
+
+
+def _depth(value: Any) -> int:
+    """Levels of nesting below ``value`` (iteratively: JSON allows about a thousand)."""
+    deepest = 0
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -180,7 +354,7 @@ def native_scalar(text: str) -> Any:
     if text in ("true", "false"):
         return text == "true"
     if DECIMAL_INT_RE.fullmatch(text) and not text.startswith("+") and text != "-0":
-        return int(text)
+        return _decimal_int(text)
     if DECIMAL_FLOAT_RE.fullmatch(text) and any(c in text for c in ".eE"):
         return float(text)
     return text
