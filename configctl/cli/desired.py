@@ -8,10 +8,11 @@ branch on it as they do with other infrastructure tools.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from configctl.desired import document as desired_files
 from configctl.desired import plan as plans
 from configctl.desired import syntax
 from configctl.entities import TYPE_ORDER, parse_entity_type
-from configctl.errors import InvalidInput
+from configctl.errors import EnvironmentProblem, InvalidInput, PartiallyWritten, one_line
 from configctl.files import replace_atomically
 
 PLAN_EXIT_CHANGES = 2
@@ -107,9 +108,9 @@ def plan(
     if out:
         replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
     if settings().output == "json":
-        emit_json(result.to_json())
+        _before_writes(lambda: emit_json(result.to_json()))
     else:
-        render_plan(console(), result)
+        _before_writes(lambda: render_plan(console(), result))
     if result.changed:
         sys.stdout.flush()
         sys.exit(PLAN_EXIT_CHANGES)
@@ -159,12 +160,12 @@ def apply(
             plans.check_saved_plan(result, saved, file_digest=digest, source=str(plan_file))
         if not result.changed:
             if as_json:
-                emit_json(_apply_json(result, None))
+                _before_writes(lambda: emit_json(_apply_json(result, None)))
             else:
-                render_plan(out, result)
+                _before_writes(lambda: render_plan(out, result))
             return
         if not as_json:
-            render_plan(out, result)
+            _before_writes(lambda: render_plan(out, result))
         if not yes:
             counts = result.counts()
             question = (
@@ -173,15 +174,69 @@ def apply(
             )
             if not click.confirm(question, default=False, err=True):
                 raise InvalidInput("apply cancelled; nothing was written")
-        applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())
+        try:
+            applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())
+        except applying.ApplyInterrupted as interrupted:
+            if as_json:  # the same lists for scripts; the error line follows on stderr
+                with contextlib.suppress(Exception):
+                    emit_json(_apply_json(result, None, interrupted))
+            raise
     if as_json:
-        emit_json(_apply_json(result, applied))
+        _after_commit(applied, lambda: emit_json(_apply_json(result, applied)))
         return
     batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
-    out.print(
-        f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
-        f"({applied.seconds:.2f} s); each write is recorded in configctl history."
+    _after_commit(
+        applied,
+        lambda: out.print(
+            f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
+            f"({applied.seconds:.2f} s); each write is recorded in configctl history."
+        ),
     )
+
+
+def _before_writes(show: Callable[[], None]) -> None:
+    """Show something before anything is written; an unwritable stdout is one line (nothing written)."""
+    try:
+        show()
+    except (OSError, SystemExit) as exc:  # a full disk, a closed pipe (rich exits on a broken pipe)
+        if isinstance(exc, SystemExit) and not isinstance(exc.__context__, OSError):
+            raise
+        _silence_stdout()
+        cause = exc if isinstance(exc, OSError) else exc.__context__
+        reason = getattr(cause, "strerror", None) or one_line(cause)
+        raise EnvironmentProblem(f"cannot write to standard output: {reason}; nothing was written") from None
+
+
+def _after_commit(applied: applying.ApplyResult, show: Callable[[], None]) -> None:
+    """Show what a finished apply did; if showing fails, still say what was committed.
+
+    By now every write has landed, so no failure here (a closed pipe, a full disk, a rendering
+    bug) may end in an error that reads as "nothing was written".
+    """
+    try:
+        show()
+    except (Exception, KeyboardInterrupt, SystemExit) as exc:  # rich exits on a broken pipe
+        _silence_stdout()
+        entities = [c.entity for c in applied.committed]
+        raise PartiallyWritten(
+            f"apply committed all {len(entities)} entities ({plans.listed([e.label for e in entities], 3)}), "
+            f"but showing the result failed: {_failure_text(exc)}",
+            committed=[e.path for e in entities],
+        ) from None
+
+
+def _failure_text(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit) and exc.__context__ is not None:
+        exc = exc.__context__  # rich turns a broken pipe into SystemExit(1)
+    return one_line(exc) or type(exc).__name__
+
+
+def _silence_stdout() -> None:
+    """Send what is left in stdout's buffer to /dev/null, so the final flush at exit cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> applying.ApplyResult:
@@ -203,16 +258,29 @@ def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: b
         )
 
 
-def _apply_json(result: plans.Plan, applied: applying.ApplyResult | None) -> dict[str, Any]:
+def _apply_json(
+    result: plans.Plan,
+    applied: applying.ApplyResult | None,
+    interrupted: applying.ApplyInterrupted | None = None,
+) -> dict[str, Any]:
+    """The ``apply --output json`` document: the plan, then what was committed, not committed, unknown."""
     document = result.to_json()
     committed = {c.entity: c for c in applied.committed} if applied else {}
     for entry, entity_plan in zip(document["entities"], result.entities, strict=True):
         done = committed.get(entity_plan.entity)
         entry["new_version"] = done.version if done else None
         entry["change_number"] = done.change_number if done else None
+    if interrupted is not None:
+        document["applied_entities"] = len(interrupted.committed)
+        document.update(interrupted.to_json())
+        document["error"] = interrupted.message
+        return document
     document["applied_entities"] = applied.entities if applied else 0
     document["batches"] = applied.batches if applied else 0
     document["seconds"] = round(applied.seconds, 3) if applied else 0.0
+    document["committed"] = [c.entity.path for c in applied.committed] if applied else []
+    document["not_committed"] = []
+    document["unknown"] = []
     return document
 
 

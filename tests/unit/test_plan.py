@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
+from rich.console import Console
 
 from configctl import secrets
+from configctl.cli.desired import render_plan
 from configctl.desired import apply as applying
 from configctl.desired import document as desired
 from configctl.desired import plan
@@ -239,3 +244,23 @@ def test_new_users_are_written_before_their_clients():
 def test_looks_encrypted():
     assert plan.looks_encrypted(secrets.PasswordEncoder("s").encode("x"))
     assert not plan.looks_encrypted("plain-password")
+
+
+# -- rendering: names are data, never markup ------------------------------------------------------
+
+ODD_NAMES = ["[/]", "[bold]x", "a\\", "[red]", "[/bold] y [link=x]"]
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "piped"])
+def test_odd_names_render_as_written(terminal):
+    text = "users:\n" + "".join(
+        f"  {json.dumps(name)}: {{producer_byte_rate: 1, clients: {{{json.dumps(name)}: {{consumer_byte_rate: 2}}}}}}\n"
+        for name in ODD_NAMES
+    )
+    result = plan.compute_plan(state(text), [])
+    buffer = io.StringIO()
+    render_plan(Console(file=buffer, force_terminal=terminal, color_system=None, width=200), result)
+    shown = buffer.getvalue()
+    for name in ODD_NAMES:
+        assert f"+ users/{name} (new config node)" in shown
+        assert f"+ users/{name}/clients/{name} (new config node)" in shown
