@@ -34,6 +34,9 @@ from configctl.errors import EnvironmentProblem, InvalidInput, PartiallyWritten,
 from configctl.files import replace_atomically
 
 PLAN_EXIT_CHANGES = 2
+SUMMARY_AFTER_LINES = 1000
+"""A text plan longer than this is shown as counts per entity type and action unless --full is given."""
+_ENTITY_ACTION_WORDS = {"create": "created", "update": "updated", "clear": "emptied", "prune": "pruned"}
 _MARKS = {"+": "[green]+[/]", "~": "[yellow]~[/]", "-": "[red]-[/]"}
 
 
@@ -71,6 +74,23 @@ def _file_options(func: Any) -> Any:
     return func
 
 
+def _detail_options(func: Any) -> Any:
+    """--summary / --full: how much of the plan the text output shows (JSON always has all of it)."""
+    func = click.option(
+        "--full",
+        "detail",
+        flag_value="full",
+        help=f"Show every key of the plan, however long (by default past {SUMMARY_AFTER_LINES:,} lines "
+        "only counts are shown).",
+    )(func)
+    return click.option(
+        "--summary",
+        "detail",
+        flag_value="summary",
+        help="Show counts per entity type and action instead of every key.",
+    )(func)
+
+
 def _encoder(secret: str | None) -> secrets.PasswordEncoder | None:
     return secrets.PasswordEncoder(secret) if secret else None
 
@@ -89,9 +109,15 @@ def _load(file: str, allow_custom: bool) -> tuple[desired_files.DesiredState, st
     metavar="PLAN.json",
     help="Also save the plan, so that apply --plan applies exactly it (or refuses if the state moved).",
 )
+@_detail_options
 @global_options
 def plan(
-    file: str, prune: bool, allow_custom_config: bool, password_encoder_secret: str | None, out: str | None
+    file: str,
+    prune: bool,
+    allow_custom_config: bool,
+    password_encoder_secret: str | None,
+    out: str | None,
+    detail: str | None,
 ) -> None:
     """Show what apply would change: add / change / delete per key, per entity.
 
@@ -110,7 +136,7 @@ def plan(
     if settings().output == "json":
         _before_writes(lambda: emit_json(result.to_json()))
     else:
-        _before_writes(lambda: render_plan(console(), result))
+        _before_writes(lambda: render_plan(console(), result, detail))
     if result.changed:
         sys.stdout.flush()
         sys.exit(PLAN_EXIT_CHANGES)
@@ -127,6 +153,7 @@ def plan(
     metavar="PLAN.json",
     help="A plan saved by plan --out: refuse if the file or the state changed since.",
 )
+@_detail_options
 @global_options
 def apply(
     file: str,
@@ -136,6 +163,7 @@ def apply(
     yes: bool,
     reason: str,
     plan_file: str | None,
+    detail: str | None,
 ) -> None:
     """Make ZooKeeper match the file, in batched atomic transactions.
 
@@ -162,10 +190,10 @@ def apply(
             if as_json:
                 _before_writes(lambda: emit_json(_apply_json(result, None)))
             else:
-                _before_writes(lambda: render_plan(out, result))
+                _before_writes(lambda: render_plan(out, result, detail))
             return
         if not as_json:
-            _before_writes(lambda: render_plan(out, result))
+            _before_writes(lambda: render_plan(out, result, detail))
         if not yes:
             counts = result.counts()
             question = (
@@ -284,13 +312,16 @@ def _apply_json(
     return document
 
 
-def render_plan(out: Console, result: plans.Plan) -> None:
+def render_plan(out: Console, result: plans.Plan, detail: str | None = None) -> None:
     """Terraform-like text: one header per entity, one line per key; sensitive values masked.
 
-    A plan can hold tens of thousands of lines: rich renders them in chunks on a terminal (one
-    call per line is ten times slower), and plain text is written directly anywhere else.
+    Past :data:`SUMMARY_AFTER_LINES` lines (or with ``detail="summary"``) only counts per entity
+    type and action are shown; ``detail="full"`` always shows every key. A full plan can hold
+    tens of thousands of lines: rich renders them in chunks on a terminal (one call per line is
+    ten times slower), and plain text is written directly anywhere else.
     """
-    lines = list(_plan_lines(result))
+    summarize = detail == "summary" or (detail is None and result.lines > SUMMARY_AFTER_LINES)
+    lines = list(_summary_lines(result, chosen=detail == "summary") if summarize else _plan_lines(result))
     if out.is_terminal:
         for start in range(0, len(lines), 500):
             out.print("\n".join(markup for markup, _ in lines[start : start + 500]))
@@ -299,14 +330,48 @@ def render_plan(out: Console, result: plans.Plan) -> None:
         out.file.flush()
 
 
-def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
-    """(rich markup, plain text) for every line of a rendered plan."""
+def _summary_lines(result: plans.Plan, *, chosen: bool) -> Iterator[tuple[str, str]]:
+    """(rich markup, plain text) of a summarized plan: one line per entity type, then the count."""
+    if result.changed:
+        why = "" if chosen else f"; the full plan has {result.lines:,} lines"
+        text = f"Plan summary (--full shows every key{why}):"
+        yield escape(text), text
+        width = max(len(etype) for etype in result.summary())
+        for etype, counts in result.summary().items():
+            entities = ", ".join(
+                f"{count:,} {_ENTITY_ACTION_WORDS[action]}"
+                for action, count in counts["entities"].items()
+                if count
+            )
+            keys = counts["keys"]
+            text = (
+                f"  {etype:<{width}}  {entities}; keys: {keys['add']:,} to add, {keys['change']:,} to change, "
+                f"{keys['delete']:,} to delete"
+            )
+            yield escape(text), text
+    yield from _closing_line(result)
+
+
+def _closing_line(result: plans.Plan) -> Iterator[tuple[str, str]]:
     if not result.changed:
         text = (
             f"No changes: ZooKeeper matches {result.source} "
             f"({len(result.seen)} entities examined{', with --prune' if result.prune else ''})."
         )
         yield escape(text), text
+        return
+    counts = result.counts()
+    text = (
+        f"Plan: {counts['add']} to add, {counts['change']} to change, {counts['delete']} to delete, "
+        f"on {len(result.entities)} of {len(result.seen)} entities examined."
+    )
+    yield text, text
+
+
+def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
+    """(rich markup, plain text) for every line of a rendered plan."""
+    if not result.changed:
+        yield from _closing_line(result)
         return
     for entity_plan in result.entities:
         if entity_plan.version < 0:
@@ -334,12 +399,7 @@ def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
                     f"    {_MARKS['~']} {shown}: {escape(old)} → {escape(new)}",
                     f"    ~ {key['name']}: {old} → {new}",
                 )
-    counts = result.counts()
-    summary = (
-        f"Plan: {counts['add']} to add, {counts['change']} to change, {counts['delete']} to delete, "
-        f"on {len(result.entities)} of {len(result.seen)} entities examined."
-    )
-    yield summary, summary
+    yield from _closing_line(result)
 
 
 def _quoted(value: str | None) -> str:

@@ -33,6 +33,9 @@ from configctl.files import read_bytes
 from configctl.zkstore import Change, Stored, ZkStore
 
 PLAN_FORMAT = "configctl-plan/1"
+ENTITY_ACTIONS = ("create", "update", "clear", "prune")
+"""A new config node; a changed one; every override removed; removed by ``--prune`` (not in the file)."""
+KEY_ACTIONS = ("add", "change", "delete")
 LISTED_SHOWN = 10
 """Entities named in a one-line message before "and N more"."""
 
@@ -47,6 +50,15 @@ class EntityPlan:
     target: Mapping[str, str]
     diff: tuple[KeyDiff, ...]
     pruned: bool = False
+
+    @property
+    def action(self) -> str:
+        """What happens to the entity as a whole: one of :data:`ENTITY_ACTIONS`."""
+        if self.version < 0:
+            return "create"
+        if self.pruned:
+            return "prune"
+        return "update" if self.target else "clear"
 
     def change(self) -> Change:
         return Change(self.entity, dict(self.target), self.version, previous=dict(self.current))
@@ -100,11 +112,33 @@ class Plan:
         return bool(self.entities)
 
     def counts(self) -> dict[str, int]:
-        result = {"add": 0, "change": 0, "delete": 0}
+        result = dict.fromkeys(KEY_ACTIONS, 0)
         for entity_plan in self.entities:
             for key in entity_plan.diff:
                 result[key.kind] += 1
         return result
+
+    def summary(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Per entity type with changes (in the usual order): entity actions and key changes, counted.
+
+        What ``--summary`` shows instead of every key: a plan for thousands of entities is
+        reviewed by its shape (how many topics are created, how many keys deleted), not read.
+        """
+        result: dict[str, dict[str, dict[str, int]]] = {}
+        for entity_plan in self.entities:  # sorted by type already
+            counts = result.setdefault(
+                entity_plan.entity.type.value,
+                {"entities": dict.fromkeys(ENTITY_ACTIONS, 0), "keys": dict.fromkeys(KEY_ACTIONS, 0)},
+            )
+            counts["entities"][entity_plan.action] += 1
+            for key in entity_plan.diff:
+                counts["keys"][key.kind] += 1
+        return result
+
+    @property
+    def lines(self) -> int:
+        """Lines of the full text plan: a header per entity, a line per key, the closing count."""
+        return len(self.entities) + self.key_changes + 1
 
     @property
     def key_changes(self) -> int:
@@ -125,6 +159,7 @@ class Plan:
             "delete": counts["delete"],
             "entities_changed": len(self.entities),
             "entities_examined": len(self.seen),
+            "summary": self.summary(),
             "entities": [e.to_json() for e in self.entities],
         }
 

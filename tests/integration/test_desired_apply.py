@@ -517,6 +517,34 @@ def test_stdout_failing_before_the_writes_is_one_line_and_nothing_is_written(zk_
     assert not zk.exists("/config/topics/a")
 
 
+def test_a_long_plan_is_summarized_by_plan_and_apply_unless_full(zk_connect, tmp_path):
+    file = write(tmp_path, many_topics(600))
+    shown = cli(zk_connect, "plan", "-f", file)
+    assert shown.returncode == 2 and shown.stdout.splitlines() == [
+        "Plan summary (--full shows every key; the full plan has 1,201 lines):",
+        "  topics  600 created; keys: 600 to add, 0 to change, 0 to delete",
+        "Plan: 600 to add, 0 to change, 0 to delete, on 600 of 600 entities examined.",
+    ]
+    full = cli(zk_connect, "plan", "-f", file, "--full")
+    assert full.returncode == 2 and len(full.stdout.splitlines()) == 1201
+    assert json.loads(cli(zk_connect, "plan", "-f", file, "-o", "json").stdout)["summary"] == {
+        "topics": {
+            "entities": {"create": 600, "update": 0, "clear": 0, "prune": 0},
+            "keys": {"add": 600, "change": 0, "delete": 0},
+        }
+    }
+    applied = cli(zk_connect, "apply", "-f", file, "--yes")
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[:3] == shown.stdout.splitlines()
+    assert applied.stdout.splitlines()[3].startswith("Applied 600 changes to 600 entities")
+    small = cli(zk_connect, "plan", "-f", write(tmp_path, "topics: {t00000: {}}\n", "small.yaml"), "--summary")
+    assert small.returncode == 2 and small.stdout.splitlines() == [
+        "Plan summary (--full shows every key):",
+        "  topics  1 emptied; keys: 0 to add, 0 to change, 1 to delete",
+        "Plan: 0 to add, 0 to change, 1 to delete, on 1 of 1 entities examined.",
+    ]
+
+
 # -- bulk ------------------------------------------------------------------------------------------
 
 

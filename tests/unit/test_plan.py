@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from configctl import secrets
-from configctl.cli.desired import render_plan
+from configctl.cli.desired import SUMMARY_AFTER_LINES, render_plan
 from configctl.desired import apply as applying
 from configctl.desired import document as desired
 from configctl.desired import plan
@@ -264,3 +264,72 @@ def test_odd_names_render_as_written(terminal):
     for name in ODD_NAMES:
         assert f"+ users/{name} (new config node)" in shown
         assert f"+ users/{name}/clients/{name} (new config node)" in shown
+
+
+# -- summaries: a plan for thousands of entities is read by its shape -----------------------------
+
+
+def test_summary_counts_entity_actions_and_key_changes_per_type():
+    stored = [
+        Stored(ORDERS, {"retention.ms": "1", "segment.ms": "5"}, 3),
+        Stored(OLD, {"retention.ms": "5"}, 4),
+        Stored(Entity.of(TOPIC, "emptied"), {"retention.ms": "1"}, 0),
+        Stored(ALICE, {"producer_byte_rate": "1"}, 1),
+    ]
+    text = (
+        "topics: {orders: {retention.ms: 2}, new: {retention.ms: 1, cleanup.policy: [delete]}, emptied: {}}\n"
+        "users: {User:alice: {producer_byte_rate: 5}}\n"
+    )
+    result = plan.compute_plan(state(text), stored, prune=True)
+    assert result.summary() == {
+        "topics": {
+            "entities": {"create": 1, "update": 1, "clear": 1, "prune": 1},
+            "keys": {"add": 2, "change": 1, "delete": 3},
+        },
+        "users": {
+            "entities": {"create": 0, "update": 1, "clear": 0, "prune": 0},
+            "keys": {"add": 0, "change": 1, "delete": 0},
+        },
+    }
+    assert result.to_json()["summary"] == result.summary()
+    assert result.lines == 5 + 7 + 1
+
+
+def rendered(result: plan.Plan, detail: str | None = None) -> list[str]:
+    buffer = io.StringIO()
+    render_plan(Console(file=buffer, force_terminal=False, width=200), result, detail)
+    return buffer.getvalue().splitlines()
+
+
+def test_a_long_plan_is_summarized_unless_full_is_asked_for():
+    text = "topics:\n" + "".join(f"  t{i:03d}: {{retention.ms: {i}}}\n" for i in range(600))
+    result = plan.compute_plan(state(text), [Stored(ORDERS, {"retention.ms": "1"}, 0)], prune=True)
+    assert result.lines == 1203 > SUMMARY_AFTER_LINES
+    assert rendered(result) == [
+        "Plan summary (--full shows every key; the full plan has 1,203 lines):",
+        "  topics  600 created, 1 pruned; keys: 600 to add, 0 to change, 1 to delete",
+        "Plan: 600 to add, 0 to change, 1 to delete, on 601 of 601 entities examined.",
+    ]
+    full = rendered(result, "full")
+    assert len(full) == 1203 and full[2] == "+ topics/t000 (new config node)"
+    assert full[-1] == rendered(result)[-1]
+
+
+def test_a_short_plan_is_shown_in_full_unless_summary_is_asked_for():
+    result = plan.compute_plan(state("topics: {orders: {retention.ms: 2}}\nusers: {User:alice: {}}"), [])
+    assert rendered(result) == [
+        "+ topics/orders (new config node)",
+        '    + retention.ms = "2"',
+        "Plan: 1 to add, 0 to change, 0 to delete, on 1 of 2 entities examined.",
+    ]
+    assert rendered(result, "summary") == [
+        "Plan summary (--full shows every key):",
+        "  topics  1 created; keys: 1 to add, 0 to change, 0 to delete",
+        "Plan: 1 to add, 0 to change, 0 to delete, on 1 of 2 entities examined.",
+    ]
+    nothing = plan.compute_plan(state("topics: {orders: {}}"), [])
+    assert (
+        rendered(nothing, "summary")
+        == rendered(nothing)
+        == ["No changes: ZooKeeper matches f.yaml (1 entities examined)."]
+    )
