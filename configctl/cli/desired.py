@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from configctl import catalogue, secrets, writer
+from configctl import secrets, writer
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import console, emit_json
@@ -420,38 +420,61 @@ def _quoted(value: str | None) -> str:
     metavar="FILE",
     help="Write here (atomically) instead of stdout; a .json name writes JSON.",
 )
+@click.option(
+    "--no-secrets",
+    "no_secrets",
+    is_flag=True,
+    help="Leave out sensitive keys (SCRAM credentials, broker passwords); plan and apply of the file "
+    "then keep the stored ones.",
+)
 @global_options
-def export(entity_type: str | None, out_file: str | None) -> None:
+def export(entity_type: str | None, out_file: str | None, no_secrets: bool) -> None:
     """Write the current dynamic configs as a desired-state file.
 
     Secrets are written as stored (SCRAM credentials as salted hashes, broker passwords
     encrypted), so export followed by plan shows no changes. A file holding secrets is
-    created readable by its owner only.
+    created readable by its owner only; on a pipe or redirect, a warning says it holds them.
+    --no-secrets leaves them out, and marks the file so that plan and apply keep them.
 
     \b
       configctl export --file cluster.yaml
+      configctl export --no-secrets > cluster.yaml
       configctl export --entity-type topics > topics.yaml
     """
     types = (parse_entity_type(entity_type),) if entity_type else TYPE_ORDER
     with open_store() as store:
         stored = [item for etype in types for item in store.read_type(etype)]
     configs = [(item.entity, item.config) for item in stored]
-    document = desired_files.to_document(configs, types)
-    entities = sum(1 for _, config in configs if config)
-    sensitive = any(
-        catalogue.is_sensitive(entity.schema_type, key) for entity, config in configs for key in config
+    secret_values = 0 if no_secrets else sum(len(desired_files.secret_keys(e, c)) for e, c in configs)
+    document = desired_files.to_document(configs, types, include_secrets=not no_secrets)
+    entities = sum(
+        1
+        for entity, config in configs
+        if (desired_files.without_secrets(entity, config) if no_secrets else config)
     )
     as_json = out_file.lower().endswith(".json") if out_file else settings().output == "json"
-    header = (
-        None if as_json else "configctl desired state (configctl export). Check with: configctl plan -f FILE"
-    )
+    header = None if as_json else _EXPORT_HEADER + (_NO_SECRETS_HEADER if no_secrets else "")
     text = syntax.dump(document, as_json=as_json, header=header)
     if out_file is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if secret_values and not sys.stdout.isatty():
+            click.echo(
+                f"warning: this export holds {secret_values} secret value{'s' if secret_values != 1 else ''} "
+                "(SCRAM credentials or broker passwords, hashed or encrypted) and stdout is not a terminal: "
+                "the file the shell creates for it is usually readable by others; use --file FILE "
+                "(readable by you only) or --no-secrets",
+                err=True,
+            )
+        _before_writes(lambda: (sys.stdout.write(text), sys.stdout.flush()))
         return
-    replace_atomically(Path(out_file), text, private=sensitive)
+    replace_atomically(Path(out_file), text, private=secret_values > 0)
     if settings().output == "json":
         emit_json({"file": out_file, "entities": entities, "types": [t.value for t in types]})
     else:
         console().print(f"Exported {entities} entities with overrides to {escape(out_file)}.")
+
+
+_EXPORT_HEADER = "configctl desired state (configctl export). Check with: configctl plan -f FILE"
+_NO_SECRETS_HEADER = f"""
+
+Sensitive keys (SCRAM credentials, broker passwords) are left out (--no-secrets), and the line
+"{desired_files.SECRETS_MARKER}: {desired_files.SECRETS_OMITTED}" makes plan and apply keep the stored ones."""

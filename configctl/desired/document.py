@@ -49,6 +49,10 @@ from configctl.files import read_bytes, read_stdin
 CLIENTS_KEY = "clients"
 EXTENSION_PREFIX = "x-"
 """Top-level keys starting with this are ignored: they hold YAML anchors (``x-defaults: &d {...}``)."""
+SECRETS_MARKER = "x-configctl-secrets"
+SECRETS_OMITTED = "omitted"
+"""``x-configctl-secrets: omitted`` (written by ``export --no-secrets``): the file leaves sensitive keys
+out, so plan and apply keep the stored ones instead of deleting them (see :class:`DesiredState`)."""
 MAX_PROBLEMS_SHOWN = 100
 """A file with thousands of mistakes would make an unreadable line; the count is always given."""
 
@@ -61,11 +65,16 @@ class DesiredState:
     and broker password values may still be in plain form, see the module docstring), in file
     order. ``types`` are the entity types the file has a section for: ``--prune`` only removes
     overrides of unlisted entities of these types, so a topics-only file never touches users.
+
+    ``secrets_omitted`` (the file says :data:`SECRETS_MARKER`: omitted) makes sensitive keys
+    unmanaged unless the file names them: a key the file does not list is kept as stored when it
+    is sensitive (SCRAM credentials, broker passwords), for listed and pruned entities alike.
     """
 
     source: str
     configs: Mapping[Entity, Mapping[str, str]]
     types: frozenset[EntityType]
+    secrets_omitted: bool = False
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -150,8 +159,17 @@ def _read_document(document: Any, source: str, problems: list[str], *, allow_cus
     configs: dict[Entity, dict[str, str]] = {}
     lines: dict[Entity, dict[str, int | None]] = {}
     types: set[EntityType] = set()
+    secrets_omitted = False
     for type_name, section in document.items():
         line = document.lines.get(type_name)
+        if type_name == SECRETS_MARKER:
+            secrets_omitted = section == SECRETS_OMITTED
+            if not secrets_omitted:
+                problems.append(
+                    f"{_where(source, line)}: {SECRETS_MARKER}: expected {SECRETS_OMITTED!r} "
+                    f"(written by export --no-secrets), not {_kind(section).removeprefix('the value ')}"
+                )
+            continue
         if str(type_name).startswith(EXTENSION_PREFIX):
             continue  # a place for YAML anchors shared by entities, as in docker-compose files
         etype = next((t for t in TYPE_ORDER if t.value == type_name), None)
@@ -177,7 +195,7 @@ def _read_document(document: Any, source: str, problems: list[str], *, allow_cus
             )
     for entity, config in configs.items():
         _validate(entity, config, lines[entity], source, problems, allow_custom=allow_custom)
-    return DesiredState(source, configs, frozenset(types))
+    return DesiredState(source, configs, frozenset(types), secrets_omitted)
 
 
 def _read_entity(
@@ -339,7 +357,10 @@ def _problem_line(problem: str, key_lines: Mapping[str, int | None]) -> int | No
 
 
 def to_document(
-    configs: Iterable[tuple[Entity, Mapping[str, str]]], types: Iterable[EntityType] = ()
+    configs: Iterable[tuple[Entity, Mapping[str, str]]],
+    types: Iterable[EntityType] = (),
+    *,
+    include_secrets: bool = True,
 ) -> dict[str, Any]:
     """The desired-state document for these entity configs (what ``export`` writes).
 
@@ -348,7 +369,12 @@ def to_document(
     no overrides are left out, except users that hold clients. Values are written as YAML-native
     numbers, booleans and lists whenever that reads back to exactly the stored string; anything
     else stays a string, so ``export`` then ``plan`` always shows no changes.
+
+    Without ``include_secrets`` sensitive keys are left out and the document starts with
+    :data:`SECRETS_MARKER`, so that plan and apply keep them rather than delete them.
     """
+    if not include_secrets:
+        configs = [(entity, without_secrets(entity, config)) for entity, config in configs]
     sections: dict[EntityType, dict[str, Any]] = {t: {} for t in types}
     # Sorted so a user's own entry (client None) comes before its clients: own keys, then clients.
     for entity, config in sorted(configs, key=lambda item: item[0].sort_key()):
@@ -360,7 +386,20 @@ def to_document(
             section[entity.name] = body
         else:
             section.setdefault(entity.name, {}).setdefault(CLIENTS_KEY, {})[entity.client] = body
-    return {t.value: _sorted_section(t, sections[t]) for t in TYPE_ORDER if t in sections}
+    document: dict[str, Any] = {} if include_secrets else {SECRETS_MARKER: SECRETS_OMITTED}
+    document.update({t.value: _sorted_section(t, sections[t]) for t in TYPE_ORDER if t in sections})
+    return document
+
+
+def secret_keys(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
+    """The sensitive keys of ``config`` (SCRAM credentials, broker passwords), with their values."""
+    return {key: value for key, value in config.items() if catalogue.is_sensitive(entity.schema_type, key)}
+
+
+def without_secrets(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
+    return {
+        key: value for key, value in config.items() if not catalogue.is_sensitive(entity.schema_type, key)
+    }
 
 
 def _sorted_section(etype: EntityType, section: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from configctl import catalogue, secrets
 from configctl.changes import KeyDiff, diff
-from configctl.desired.document import DesiredState, is_scram_spec
+from configctl.desired.document import DesiredState, is_scram_spec, secret_keys
 from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
 from configctl.files import read_bytes
@@ -204,6 +204,9 @@ def compute_plan(
         except InvalidInput as exc:
             problems.append(f"{desired.source}: {entity.label}: {exc.message}")
             continue
+        if desired.secrets_omitted:
+            for key, value in secret_keys(entity, current.config).items():
+                target.setdefault(key, value)
         changes = diff(current.config, target)
         if changes:
             plans.append(EntityPlan(entity, current.version, dict(current.config), target, tuple(changes)))
@@ -214,10 +217,13 @@ def compute_plan(
             if item.entity in desired.configs or item.entity.type not in desired.types:
                 continue
             seen[item.entity] = item.version
-            if item.config:
-                changes = diff(item.config, {})
+            target = secret_keys(item.entity, item.config) if desired.secrets_omitted else {}
+            changes = diff(item.config, target)
+            if changes:
                 plans.append(
-                    EntityPlan(item.entity, item.version, dict(item.config), {}, tuple(changes), pruned=True)
+                    EntityPlan(
+                        item.entity, item.version, dict(item.config), target, tuple(changes), pruned=True
+                    )
                 )
     plans.sort(key=lambda p: p.entity.sort_key())
     return Plan(desired.source, prune, tuple(plans), seen)

@@ -134,6 +134,48 @@ def test_export_then_plan_shows_nothing(zk_connect, zk, tmp_path):
     assert cli(zk_connect, "plan", "-f", str(json_file), "--prune").returncode == 0
 
 
+def test_export_to_a_pipe_warns_when_it_holds_secrets(zk_connect, tmp_path):
+    assert cli(zk_connect, "apply", "-f", write(tmp_path, CLUSTER), "--yes").returncode == 0
+    piped = cli(zk_connect, "export")  # stdout is a pipe here, as with `> file`
+    assert piped.returncode == 0 and "SCRAM-SHA-256: salt=" in piped.stdout
+    assert piped.stderr == (
+        "warning: this export holds 1 secret value (SCRAM credentials or broker passwords, hashed or "
+        "encrypted) and stdout is not a terminal: the file the shell creates for it is usually readable "
+        "by others; use --file FILE (readable by you only) or --no-secrets\n"
+    )
+    assert cli(zk_connect, "export", "--entity-type", "topics").stderr == ""  # nothing secret in it
+
+
+def test_export_without_secrets_round_trips_and_keeps_them(zk_connect, zk, tmp_path):
+    assert cli(zk_connect, "apply", "-f", write(tmp_path, CLUSTER), "--yes").returncode == 0
+    alice_before = zk.get("/config/users/User%3Aalice")[0]
+    exported = cli(zk_connect, "export", "--no-secrets")
+    assert exported.returncode == 0 and exported.stderr == ""
+    assert "SCRAM-SHA" not in exported.stdout and "salt=" not in exported.stdout
+    assert (
+        "# Sensitive keys (SCRAM credentials, broker passwords) are left out (--no-secrets)"
+        in exported.stdout
+    )
+    assert "\nx-configctl-secrets: omitted\n" in exported.stdout
+    file = write(tmp_path, exported.stdout, "no-secrets.yaml")
+    planned = cli(zk_connect, "plan", "-f", file, "--prune")
+    assert planned.returncode == 0 and "No changes" in planned.stdout
+    # edit the file: the quota goes, the credential stays
+    Path(file).write_text(exported.stdout.replace("    producer_byte_rate: 1048576\n", ""))
+    applied = cli(zk_connect, "apply", "-f", file, "--prune", "--yes")
+    assert applied.returncode == 0, applied.stderr
+    alice = json.loads(zk.get("/config/users/User%3Aalice")[0])["config"]
+    assert alice == {"SCRAM-SHA-256": json.loads(alice_before)["config"]["SCRAM-SHA-256"]}
+    # --file: not private when nothing secret is in it; JSON carries the marker too
+    json_file = tmp_path / "no-secrets.json"
+    assert cli(zk_connect, "export", "--no-secrets", "--file", str(json_file)).returncode == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert json_file.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert json.loads(json_file.read_text())["x-configctl-secrets"] == "omitted"
+    assert cli(zk_connect, "plan", "-f", str(json_file), "--prune").returncode == 0
+
+
 def test_export_plan_round_trip_on_an_empty_cluster(zk_connect, tmp_path):
     exported = tmp_path / "empty.yaml"
     assert cli(zk_connect, "export", "--file", str(exported)).returncode == 0
@@ -537,7 +579,9 @@ def test_a_long_plan_is_summarized_by_plan_and_apply_unless_full(zk_connect, tmp
     assert applied.returncode == 0, applied.stderr
     assert applied.stdout.splitlines()[:3] == shown.stdout.splitlines()
     assert applied.stdout.splitlines()[3].startswith("Applied 600 changes to 600 entities")
-    small = cli(zk_connect, "plan", "-f", write(tmp_path, "topics: {t00000: {}}\n", "small.yaml"), "--summary")
+    small = cli(
+        zk_connect, "plan", "-f", write(tmp_path, "topics: {t00000: {}}\n", "small.yaml"), "--summary"
+    )
     assert small.returncode == 2 and small.stdout.splitlines() == [
         "Plan summary (--full shows every key):",
         "  topics  1 emptied; keys: 0 to add, 0 to change, 1 to delete",

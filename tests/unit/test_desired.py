@@ -589,3 +589,24 @@ def test_a_device_as_a_file_is_refused(tmp_path, option):
 def test_a_pipe_on_stdin_is_read():
     result = run_cli(*NO_ZOOKEEPER, "plan", "-f", "-", input="topics:\n  t: {retention.ms: soon}\n")
     assert result.returncode == 1 and "<stdin>:2: topics/t: retention.ms: 'soon'" in result.stderr
+
+
+def test_the_secrets_marker_is_read_and_checked():
+    assert parse("x-configctl-secrets: omitted\ntopics: {}\n").secrets_omitted
+    assert not parse("topics: {}\n").secrets_omitted
+    assert problems("x-configctl-secrets: yes\n") == [
+        "f.yaml:1: x-configctl-secrets: expected 'omitted' (written by export --no-secrets), not 'yes'"
+    ]
+
+
+def test_export_without_secrets_leaves_sensitive_keys_out_and_says_so():
+    configs = {
+        Entity.of(USERS, "alice"): {"SCRAM-SHA-256": "salt=x,stored_key=y", "producer_byte_rate": "1"},
+        Entity.of(USERS, "bob"): {"SCRAM-SHA-512": "salt=x"},
+        Entity.of(EntityType.BROKERS, "1"): {"ssl.key.password": "encrypted", "log.cleaner.threads": "2"},
+    }
+    document = desired.to_document(configs.items(), TYPE_ORDER, include_secrets=False)
+    assert next(iter(document.items())) == ("x-configctl-secrets", "omitted")
+    assert document["users"] == {"alice": {"producer_byte_rate": 1}}
+    assert document["brokers"] == {"1": {"log.cleaner.threads": 2}}
+    assert desired.parse(syntax.dump(document), source="f").secrets_omitted

@@ -333,3 +333,41 @@ def test_a_short_plan_is_shown_in_full_unless_summary_is_asked_for():
         == rendered(nothing)
         == ["No changes: ZooKeeper matches f.yaml (1 entities examined)."]
     )
+
+
+# -- files exported with --no-secrets: secrets are kept, never deleted ---------------------------
+
+
+def test_a_file_without_its_secrets_keeps_the_stored_ones():
+    credential = secrets.scram_credential("SCRAM-SHA-256", "pw", 4096)
+    bob = Entity.of(EntityType.USERS, "bob")
+    stored = [
+        Stored(ALICE, {"SCRAM-SHA-256": credential, "producer_byte_rate": "1"}, 2),
+        Stored(bob, {"SCRAM-SHA-512": credential.replace("4096", "8192")}, 0),
+        Stored(
+            Entity.of(EntityType.USERS, "carol"), {"SCRAM-SHA-256": credential, "producer_byte_rate": "9"}, 5
+        ),
+    ]
+    text = "x-configctl-secrets: omitted\nusers: {User:alice: {producer_byte_rate: 2}}\n"
+    result = plan.compute_plan(state(text), stored, prune=True)
+    # alice: the quota changes, her credential stays; bob (secrets only) is untouched; carol loses the quota
+    assert kinds(result) == {
+        "users/User%3Aalice": [("change", "producer_byte_rate")],
+        "users/carol": [("delete", "producer_byte_rate")],
+    }
+    alice, carol = result.entities
+    assert alice.target == {"producer_byte_rate": "2", "SCRAM-SHA-256": credential}
+    assert carol.target == {"SCRAM-SHA-256": credential} and carol.pruned
+    # a secret the file does name is managed as usual
+    named = plan.compute_plan(
+        state("x-configctl-secrets: omitted\nusers: {User:alice: {SCRAM-SHA-256: password=new}}"), stored
+    )
+    (changed,) = named.entities
+    assert [(d.kind, d.name) for d in changed.diff] == [
+        ("change", "SCRAM-SHA-256"),
+        ("delete", "producer_byte_rate"),
+    ]
+    # without the marker the same file deletes the credential, as the file says
+    assert ("delete", "SCRAM-SHA-256") in kinds(plan.compute_plan(state(text.split("\n", 1)[1]), stored))[
+        "users/User%3Aalice"
+    ]
