@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from configctl.desired.plan import LISTED_SHOWN, Plan, listed
 from configctl.entities import Entity, EntityType
@@ -163,7 +164,7 @@ def apply_plan(
     return ApplyResult(tuple(committed), count, time.perf_counter() - started)
 
 
-def _stale(store: ZkStore, changes: list[Change], committed: list[Committed]) -> None:
+def _stale(store: ZkStore, changes: list[Change], committed: list[Committed]) -> NoReturn:
     done = {c.entity for c in committed}
     rest = [c for c in changes if c.entity not in done]
     try:
@@ -197,7 +198,7 @@ def _interrupted(
     committed: list[Committed],
     sent: list[Change],
     cause: BaseException,
-) -> None:
+) -> NoReturn:
     """Raise what an apply that failed after sending ``sent`` (answers never read) really did."""
     landed, _not_landed, unknown = _resolve(store, sent)
     done = {c.entity for c in committed} | {c.entity for c in landed}

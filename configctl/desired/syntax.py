@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -154,7 +154,7 @@ class _YamlReader:
                     )
         return self.root.value if self.root is not None else None
 
-    def _fail(self, line: int, message: str) -> None:
+    def _fail(self, line: int, message: str) -> NoReturn:
         raise InvalidInput(f"{self.source}:{line}: {message}")
 
     def _node(self, event: yaml.NodeEvent) -> None:
@@ -167,7 +167,6 @@ class _YamlReader:
                 if event.anchor in self.open_anchors:
                     self._fail(line, f"invalid YAML: alias *{event.anchor} is used inside its own anchor")
                 self._fail(line, f"invalid YAML: found undefined alias {event.anchor!r}")
-            assert target is not None
             if depth + target.height > MAX_DEPTH:
                 self._too_deep(line)
             self.reached += target.size
@@ -205,7 +204,7 @@ class _YamlReader:
         if anchor is not None:
             self.open_anchors[anchor] = line
 
-    def _too_deep(self, line: int) -> None:
+    def _too_deep(self, line: int) -> NoReturn:
         self._fail(line, f"the document is nested too deeply (more than {MAX_DEPTH} levels)")
 
     def _end(self) -> None:
