@@ -10,7 +10,7 @@ check) and keeps two multis in flight. Reported per kind, median of the rounds (
 
 * raw: config + notification (the target is at least half of it), and raw writing every node
   configctl writes, to show what the history nodes cost by themselves;
-* configctl check + write (``plan.apply_plan``), the same with history off, and file to ZooKeeper
+* configctl check + write (``desired.apply.apply_plan``), the same with history off, and file to ZooKeeper
   (load + validate the YAML, read + plan, check + write); one CLI run with process start.
 
     python benchmarks/bulk_apply.py                     # starts its own ZooKeeper servers
@@ -39,8 +39,10 @@ if str(REPO_ROOT) not in sys.path:
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from configctl import desired as desired_files  # noqa: E402
-from configctl import plan as plans  # noqa: E402
+from configctl.desired import apply as applying  # noqa: E402
+from configctl.desired import document as desired_files  # noqa: E402
+from configctl.desired import plan as plans  # noqa: E402
+from configctl.desired import syntax  # noqa: E402
 from configctl.entities import Entity  # noqa: E402
 from configctl.localzk import LocalZooKeeper, port_is_free  # noqa: E402
 from configctl.zkstore import DEFAULT_HISTORY_LIMIT, HISTORY_ROOT, Change, ZkStore, batches  # noqa: E402
@@ -61,12 +63,12 @@ def topic_configs(count: int) -> dict[str, dict[str, Any]]:
 
 
 def write_desired_file(path: Path, topics: dict[str, dict[str, Any]]) -> None:
-    path.write_text(desired_files.dump({"topics": topics}), encoding="utf-8")
+    path.write_text(syntax.dump({"topics": topics}), encoding="utf-8")
 
 
 def stored_form(topics: dict[str, dict[str, Any]]) -> list[tuple[Entity, dict[str, str]]]:
     """The exact configs configctl stores for these topics (so raw writes the same bytes)."""
-    state = desired_files.parse(desired_files.dump({"topics": topics}), source="<bench>")
+    state = desired_files.parse(syntax.dump({"topics": topics}), source="<bench>")
     return [(entity, dict(config)) for entity, config in state.configs.items()]
 
 
@@ -150,7 +152,7 @@ def library_apply(
         loaded = time.perf_counter()
         planned = plans.make_plan(store, state)
         planned_at = time.perf_counter()
-        result = plans.apply_plan(store, planned, reason="benchmark")
+        result = applying.apply_plan(store, planned, reason="benchmark")
         done = time.perf_counter()
         if result.entities != len(state):
             raise RuntimeError(f"applied {result.entities} of {len(state)} entities")

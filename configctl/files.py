@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,6 +55,23 @@ def read_limited(handle: BinaryIO, label: str, limit: int = READ_LIMIT) -> bytes
     if len(data) > limit:
         raise InvalidInput(f"{label}: larger than {limit:,} bytes; refusing to read it")
     return data
+
+
+def read_stdin(label: str = "<stdin>", *, limit: int = READ_LIMIT) -> bytes:
+    """Standard input, as :func:`read_bytes` reads a file: a device (``< /dev/zero``) is refused unread.
+
+    A terminal is read (an operator may paste a file), as are pipes, sockets and regular files.
+    """
+    stream = sys.stdin.buffer
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError):  # no descriptor (an in-memory stream): nothing to check
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InvalidInput(f"{label}: is a directory")
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not stream.isatty():
+        raise InvalidInput(f"{label}: not a regular file")
+    return read_limited(stream, label, limit)
 
 
 def replace_atomically(path: Path, text: str, *, private: bool = False) -> None:
