@@ -45,8 +45,15 @@ from configctl.desired import plan as plans  # noqa: E402
 from configctl.desired import syntax  # noqa: E402
 from configctl.entities import Entity  # noqa: E402
 from configctl.localzk import LocalZooKeeper, port_is_free  # noqa: E402
-from configctl.zkstore import DEFAULT_HISTORY_LIMIT, HISTORY_ROOT, Change, ZkStore, batches  # noqa: E402
-from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_entity_config, encode_notification  # noqa: E402
+from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT, Change, ConfigStore, batches  # noqa: E402
+from configctl.zk.connection import ConnectionSettings  # noqa: E402
+from configctl.znodes import (  # noqa: E402
+    CHANGES_PATH,
+    NOTIFICATION_PATH_PREFIX,
+    HistoryZNodes,
+    encode_entity_config,
+    encode_notification,
+)
 
 
 def topic_configs(count: int) -> dict[str, dict[str, Any]]:
@@ -109,7 +116,7 @@ def raw_multi(connect: str, configs: list[tuple[Entity, dict[str, str]]], *, his
     try:
         client.ensure_path(CHANGES_PATH)
         client.ensure_path("/config/topics")
-        client.ensure_path(f"{HISTORY_ROOT}/topics")
+        client.ensure_path(f"{HistoryZNodes.ROOT}/topics")
         changes = [Change(entity, config, -1) for entity, config in configs]
         groups = list(batches(changes))
         started = time.perf_counter()
@@ -122,7 +129,7 @@ def raw_multi(connect: str, configs: list[tuple[Entity, dict[str, str]]], *, his
                 )
                 if history:
                     record = {"entity_path": change.entity.path, "version": 0, "config": change.config}
-                    directory = f"{HISTORY_ROOT}/{change.entity.path}"
+                    directory = f"{HistoryZNodes.ROOT}/{change.entity.path}"
                     transaction.create(directory, b"")
                     transaction.create(
                         f"{directory}/v0000000000_",
@@ -144,7 +151,9 @@ def library_apply(
 ) -> dict[str, float]:
     """configctl end to end through the library: load + validate, read + plan, check + apply."""
     timings: dict[str, float] = {}
-    with ZkStore(connect, identity="bench", timeout=30, history_limit=history_limit) as store:
+    with ConfigStore.connect(
+        ConnectionSettings(connect, timeout=30), identity="bench", history_limit=history_limit
+    ) as store:
         store.ensure_path(CHANGES_PATH)  # same starting point as the raw side
         store.ensure_path("/config/topics")
         started = time.perf_counter()

@@ -25,19 +25,10 @@ from configctl.errors import InvalidInput, ValidationFailed
 from configctl.handlers import BrokerView, handler_for
 from configctl.zk.configstore import ConfigStore
 
-# Keys whose change can break a cross-key rule (a topic's own keys; a broker's own keys).
-_TOPIC_RULE_KEYS = frozenset(
-    {
-        "min.compaction.lag.ms",
-        "max.compaction.lag.ms",
-        "remote.storage.enable",
-        "cleanup.policy",
-        "local.retention.ms",
-        "local.retention.bytes",
-        "retention.ms",
-        "retention.bytes",
-    }
-)
+# Keys whose change can break a cross-key rule (a topic's own keys; a broker's own keys). The
+# retention and cleanup keys matter to a topic only with remote storage on, which only the topic
+# itself can switch on (the key has no broker fallback).
+_TOPIC_RULE_KEYS = frozenset({"min.compaction.lag.ms", "max.compaction.lag.ms", "remote.storage.enable"})
 _BROKER_RULE_KEYS = frozenset({"max.connections.per.ip", "max.connections.per.ip.overrides"})
 REFERENCE_BROKER = -1
 """The broker id of the view used when no listener has published its server.properties."""
@@ -57,24 +48,34 @@ def _touches(write: Write, keys: frozenset[str]) -> bool:
     return any(write.before.get(n) != write.after.get(n) for n in names & keys)
 
 
+def _judged(write: Write) -> bool:
+    """Can this write break a cross-key rule? (Most writes cannot: they are judged for free.)"""
+    if write.entity.type is EntityType.TOPICS:
+        remote = (write.after.get("remote.storage.enable") or "").strip().lower() == "true"
+        return remote or _touches(write, _TOPIC_RULE_KEYS)
+    if write.entity.type is EntityType.BROKERS:
+        return _touches(write, _BROKER_RULE_KEYS)
+    return False
+
+
 def check_write(store: ConfigStore, writes: Sequence[Write], *, reason: str = "", identity: str = "") -> None:
     """Raise :class:`ValidationFailed` naming every cross-key rule or policy the writes break."""
     chosen = policies.load()
-    judged = [
-        w
-        for w in writes
-        if chosen
-        or (w.entity.type is EntityType.TOPICS and _touches(w, _TOPIC_RULE_KEYS))
-        or (w.entity.type is EntityType.BROKERS and _touches(w, _BROKER_RULE_KEYS))
-    ]
+    judged = [w for w in writes if chosen or _judged(w)]
     if not judged:
         return
+    judged_ids = {id(w) for w in judged}
     stored, statics = _read(store, judged)
-    views: dict[int, BrokerView] = {}
+    views: dict[int, tuple[BrokerView, BrokerView]] = {}
 
-    def view(broker_id: int) -> BrokerView:
+    def view(broker_id: int) -> tuple[BrokerView, BrokerView]:
+        """Broker ``broker_id``'s view before and after every write, built once."""
         if broker_id not in views:
-            views[broker_id] = view_from(broker_id, statics.get(broker_id, {}), stored)
+            before = view_from(broker_id, statics.get(broker_id, {}), stored)
+            views[broker_id] = (
+                before,
+                _after(before, [w for w in writes if id(w) in judged_ids or _shared(w)]),
+            )
         return views[broker_id]
 
     problems: list[str] = []
@@ -85,8 +86,7 @@ def check_write(store: ConfigStore, writes: Sequence[Write], *, reason: str = ""
         if handler.admit(entity, dict(write.after), change_number=None, decrypt=None).config is None:
             continue  # per-key validation reports why, in the write side's words
         for broker_id in _brokers_for(entity, statics):
-            before = view(broker_id)
-            after = _after(before, writes)
+            before, after = view(broker_id)
             old, new = handler.effective(entity, before), handler.effective(entity, after)
             broker = {n: v.value for n, v in after.resolution.values.items()}
             where = f" (broker {broker_id})" if broker_id in statics else ""
@@ -103,6 +103,11 @@ def check_write(store: ConfigStore, writes: Sequence[Write], *, reason: str = ""
         raise ValidationFailed(list(dict.fromkeys(problems)))
 
 
+def _shared(write: Write) -> bool:
+    """A write other entities' effective values depend on (broker layers, quota and IP levels)."""
+    return write.entity.type is not EntityType.TOPICS
+
+
 def _brokers_for(entity: Entity, statics: Mapping[int, Mapping[str, str]]) -> list[int]:
     """The brokers an entity is judged on (see the module docstring)."""
     if entity.type is EntityType.BROKERS:
@@ -114,14 +119,14 @@ def _brokers_for(entity: Entity, statics: Mapping[int, Mapping[str, str]]) -> li
 
 def _after(view: BrokerView, writes: Sequence[Write]) -> BrokerView:
     """``view`` with every write its broker follows in place (admitted as the listener admits it)."""
-    result = view
+    replaced = {}
     for write in writes:
         handler = handler_for(write.entity)
         if not handler.follows(write.entity, view.broker_id):
             continue
         admitted = handler.admit(write.entity, dict(write.after), change_number=None, decrypt=None)
-        result = result.with_config(write.entity.path, admitted.config or {})
-    return result
+        replaced[write.entity.path] = admitted.config or {}
+    return view.with_configs(replaced)
 
 
 def _read(store: ConfigStore, writes: Sequence[Write]) -> tuple[list, dict[int, dict[str, str]]]:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from kazoo.retry import ForceRetryError, RetryFailedError
 
-from configctl import catalogue, guards, impact, secrets, validation
+from configctl import catalogue, guards, impact, interrupted, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity, EntityType
-from configctl.errors import Conflict, InvalidInput, PartiallyWritten, ValidationFailed, ZooKeeperUnavailable
+from configctl.errors import Conflict, InvalidInput, ValidationFailed
 from configctl.zk import registrations, retry
 from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, Stored
 from configctl.zk.errors import VersionConflict
@@ -120,7 +120,7 @@ def alter(
     Retries on a version conflict (the conflict policy of :mod:`configctl.zk.retry`); with
     ``if_version`` a conflict is reported instead, because the caller asked for exactly that
     version. A connection lost after the transaction was sent is resolved by re-reading: the
-    result then says what landed, or :class:`PartiallyWritten` says it is unknown.
+    result then says what landed, or :class:`~configctl.interrupted.WriteInterrupted` says it is unknown.
     """
     attempts = 0
 
@@ -155,7 +155,8 @@ def alter(
                 ) from None
             raise ForceRetryError() from None
         except CommitInterrupted as exc:
-            resolve_interrupted(store, exc)  # raises unless it landed
+            # raises unless the write is known to have landed
+            interrupted.settle(store, [write], [], exc.unknown, exc.error)
             committed = Committed(entity, 0 if before.version < 0 else before.version + 1, None)
         return AlterResult(entity, before, after, changes, committed, attempts)
 
@@ -182,46 +183,3 @@ def check_kafka_rules(
     )
     if problems:
         raise ValidationFailed(problems)
-
-
-def resolve_interrupted(store: ConfigStore, exc: CommitInterrupted) -> list[Change]:
-    """After a dropped connection: re-read what was in flight and say exactly what was written.
-
-    Returns the in-flight changes that landed when every one is accounted for and something
-    landed; raises :class:`ZooKeeperUnavailable` ("nothing was written") when nothing did, and
-    :class:`PartiallyWritten` (exit 8) when only part of the work landed or ZooKeeper cannot be
-    read to tell.
-    """
-    committed = [c.entity.label for c in exc.committed]
-    not_sent = [c.entity.label for c in exc.not_sent]
-    try:
-        landed, missed = store.landed(exc.unknown)
-    except ZooKeeperUnavailable:
-        unknown = [c.entity.label for c in exc.unknown]
-        raise PartiallyWritten(
-            f"the connection to ZooKeeper was lost ({exc.cause}) after the write was sent: "
-            f"{_listing('committed', committed)}{_listing('unknown (may or may not have landed)', unknown)}"
-            f"{_listing('not written', not_sent)}run describe or history to see what landed",
-            committed=committed,
-            unknown=unknown,
-            not_committed=not_sent,
-        ) from None
-    done = committed + [c.entity.label for c in landed]
-    not_done = [c.entity.label for c in missed] + not_sent
-    if not done:
-        raise ZooKeeperUnavailable(f"lost the connection to ZooKeeper ({exc.cause}); nothing was written")
-    if not_done:
-        raise PartiallyWritten(
-            f"the connection to ZooKeeper was lost ({exc.cause}): "
-            f"{_listing('committed', done)}{_listing('not written', not_done)}".rstrip("; "),
-            committed=done,
-            not_committed=not_done,
-        )
-    return landed
-
-
-def _listing(what: str, labels: list[str], shown: int = 10) -> str:
-    if not labels:
-        return ""
-    more = f" and {len(labels) - shown} more" if len(labels) > shown else ""
-    return f"{what}: {', '.join(labels[:shown])}{more}; "

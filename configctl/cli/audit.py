@@ -186,7 +186,7 @@ def _desired_from_zookeeper(global_settings: GlobalSettings) -> Any:
     try:
         from configctl.cli.context import open_store
     except ImportError:
-        raise EnvironmentProblem("--zookeeper support for the audit needs configctl.zkstore") from None
+        raise EnvironmentProblem("--zookeeper support for the audit needs configctl.zk") from None
 
     def read(connect: str) -> tuple[int | None, dict[str, dict[str, str]]]:
         with open_store() as store:  # the same connect string, auth and timeout, quiet kazoo logs

@@ -32,6 +32,7 @@ from configctl.desired import syntax
 from configctl.entities import TYPE_ORDER, parse_entity_type
 from configctl.errors import EnvironmentProblem, InvalidInput, PartiallyWritten, one_line
 from configctl.files import replace_atomically
+from configctl.interrupted import WriteInterrupted
 
 PLAN_EXIT_CHANGES = 2
 SUMMARY_AFTER_LINES = 1000
@@ -60,6 +61,11 @@ def _file_options(func: Any) -> Any:
             "--allow-custom-config",
             is_flag=True,
             help="Accept broker keys the schema does not know (a plugin's own config).",
+        ),
+        click.option(
+            "--allow-running-brokers",
+            is_flag=True,
+            help="Write broker configs even while Kafka brokers are registered in /brokers/ids.",
         ),
         click.option(
             "--password-encoder-secret",
@@ -115,6 +121,7 @@ def plan(
     file: str,
     prune: bool,
     allow_custom_config: bool,
+    allow_running_brokers: bool,
     password_encoder_secret: str | None,
     out: str | None,
     detail: str | None,
@@ -130,7 +137,13 @@ def plan(
     """
     desired, digest = _load(file, allow_custom_config)
     with open_store() as store:
-        result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
+        result = plans.make_plan(
+            store,
+            desired,
+            prune=prune,
+            encoder=_encoder(password_encoder_secret),
+            allow_running_brokers=allow_running_brokers,
+        )
     if out:
         replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
     if settings().output == "json":
@@ -159,6 +172,7 @@ def apply(
     file: str,
     prune: bool,
     allow_custom_config: bool,
+    allow_running_brokers: bool,
     password_encoder_secret: str | None,
     yes: bool,
     reason: str,
@@ -183,7 +197,14 @@ def apply(
     reason = reason or os.environ.get("CONFIGCTL_REASON", "") or f"apply {Path(desired.source).name}"
     out = console()
     with open_store() as store:
-        result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
+        result = plans.make_plan(
+            store,
+            desired,
+            prune=prune,
+            encoder=_encoder(password_encoder_secret),
+            allow_running_brokers=allow_running_brokers,
+            reason=reason,
+        )
         if saved is not None:
             plans.check_saved_plan(result, saved, file_digest=digest, source=str(plan_file))
         if not result.changed:
@@ -204,10 +225,10 @@ def apply(
                 raise InvalidInput("apply cancelled; nothing was written")
         try:
             applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())
-        except applying.ApplyInterrupted as interrupted:
+        except WriteInterrupted as stopped:
             if as_json:  # the same lists for scripts; the error line follows on stderr
                 with contextlib.suppress(Exception):
-                    emit_json(_apply_json(result, None, interrupted))
+                    emit_json(_apply_json(result, None, stopped))
             raise
     if as_json:
         _after_commit(applied, lambda: emit_json(_apply_json(result, applied)))
@@ -289,7 +310,7 @@ def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: b
 def _apply_json(
     result: plans.Plan,
     applied: applying.ApplyResult | None,
-    interrupted: applying.ApplyInterrupted | None = None,
+    interrupted: WriteInterrupted | None = None,
 ) -> dict[str, Any]:
     """The ``apply --output json`` document: the plan, then what was committed, not committed, unknown."""
     document = result.to_json()

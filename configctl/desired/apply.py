@@ -1,13 +1,13 @@
 """Applying a plan: batched, version-checked ZooKeeper writes that say exactly what landed.
 
-:func:`apply_plan` writes a plan through :meth:`ZkStore.commit_batches`: each entity's config
+:func:`apply_plan` writes a plan through :meth:`ConfigStore.commit_batches`: each entity's config
 node, notification and history record go in one multi with the version seen when planning.
 Before the first batch it re-reads the version of every entity the plan looked at, so a change
 made since the plan was shown stops the apply before anything is written (:class:`StalePlan`).
 
 Once a multi has been sent, "nothing was written" may no longer be true, so any failure after
 that point (a write landing between the check and a later batch, ZooKeeper dying, a permission
-error, Ctrl-C) ends in :class:`ApplyInterrupted` (exit 8) unless it is certain nothing landed.
+error, Ctrl-C) ends in :class:`configctl.interrupted.WriteInterrupted` (exit 8) unless it is certain nothing landed.
 It names the entities whose batch was committed, those whose batch was never sent or refused,
 and those whose multi was sent but never answered. Those unknown ones are re-read (version and
 config) if ZooKeeper answers again within the session timeout; an entity at the version its
@@ -22,26 +22,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from configctl import interrupted
 from configctl.desired.plan import LISTED_SHOWN, Plan, listed
 from configctl.entities import Entity, EntityType
-from configctl.errors import ConfigctlError, Conflict, PartiallyWritten, ZooKeeperUnavailable, one_line
-from configctl.zkstore import Change, Committed, VersionConflict, ZkStore, batches
+from configctl.errors import ConfigctlError, Conflict
+from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, batches
+from configctl.zk.errors import VersionConflict
 
 IN_FLIGHT = 2
 """Multis outstanding at once: the next is built while ZooKeeper applies the previous one.
 
 It is also what apply knows about a failure: past the last batch answered, at most this many
 were sent (and may have landed); none after them was."""
-_RETRY_PAUSE = 0.25
-_NAMED = 3
-"""Entities named per list in an interruption's one-line message (``--output json`` has them all)."""
 
 
 def _listed(entities: Sequence[Entity], limit: int = LISTED_SHOWN) -> str:
     return listed([e.label for e in entities], limit)
 
 
-def moved_since(store: ZkStore, seen: Mapping[Entity, int]) -> list[Entity]:
+def moved_since(store: ConfigStore, seen: Mapping[Entity, int]) -> list[Entity]:
     """Entities whose znode version is no longer what the plan saw (pipelined reads)."""
     now = store.read_many(seen)
     return [item.entity for item in now if item.version != seen[item.entity]]
@@ -74,35 +73,6 @@ class StalePlan(Conflict):
         self.not_applied = not_applied
 
 
-class ApplyInterrupted(PartiallyWritten):
-    """Apply stopped after sending a multi: what was committed, not committed, and unknown (exit 8).
-
-    The lists of :class:`PartiallyWritten` hold entity paths (as ``plan --output json`` writes
-    them); the ``*_entities`` attributes hold the entities themselves, in plan order.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        committed: Sequence[Entity],
-        not_committed: Sequence[Entity],
-        unknown: Sequence[Entity],
-    ) -> None:
-        super().__init__(
-            message,
-            committed=[e.path for e in committed],
-            not_committed=[e.path for e in not_committed],
-            unknown=[e.path for e in unknown],
-        )
-        self.committed_entities = list(committed)
-        self.not_committed_entities = list(not_committed)
-        self.unknown_entities = list(unknown)
-
-    def to_json(self) -> dict[str, list[str]]:
-        return {"committed": self.committed, "not_committed": self.not_committed, "unknown": self.unknown}
-
-
 @dataclass(frozen=True)
 class ApplyResult:
     committed: tuple[Committed, ...]
@@ -115,7 +85,7 @@ class ApplyResult:
 
 
 def apply_plan(
-    store: ZkStore,
+    store: ConfigStore,
     plan: Plan,
     *,
     reason: str = "",
@@ -125,7 +95,7 @@ def apply_plan(
     """Write ``plan`` in batched multis, each entity version-checked against the plan.
 
     Raises :class:`StalePlan` if the pre-check finds that the state moved (nothing written), and
-    :class:`ApplyInterrupted` if anything may have been written before a failure (see the
+    :class:`~configctl.interrupted.WriteInterrupted` if anything may have been written before a failure (see the
     module docstring). ``on_batch`` is called with each committed batch.
     """
     started = time.perf_counter()
@@ -156,15 +126,21 @@ def apply_plan(
         except VersionConflict:
             # commit_batches waited for every multi it had sent: what it yielded is all that landed.
             _stale(store, changes, committed)
+        except CommitInterrupted as exc:
+            # the store knows exactly which multis were in flight when the connection went
+            landed = interrupted.settle(store, changes, [c.entity for c in committed], exc.unknown, exc.error)
+            committed.extend(Committed(c.entity, _written_version(c), None) for c in landed)
         except (Exception, KeyboardInterrupt) as exc:
             # Past the last batch answered, the next IN_FLIGHT were sent (one fewer if the failure
             # is ours, in on_batch, as the generator had not moved on); nothing after them was.
             sent = groups[done : done + IN_FLIGHT - (1 if in_callback else 0)]
-            _interrupted(store, changes, committed, [c for group in sent for c in group], exc)
+            interrupted.settle(
+                store, changes, [c.entity for c in committed], [c for group in sent for c in group], exc
+            )
     return ApplyResult(tuple(committed), count, time.perf_counter() - started)
 
 
-def _stale(store: ZkStore, changes: list[Change], committed: list[Committed]) -> NoReturn:
+def _stale(store: ConfigStore, changes: list[Change], committed: list[Committed]) -> NoReturn:
     done = {c.entity for c in committed}
     rest = [c for c in changes if c.entity not in done]
     try:
@@ -178,8 +154,8 @@ def _stale(store: ZkStore, changes: list[Change], committed: list[Committed]) ->
             [],
             [c.entity for c in changes],
         ) from None
-    raise ApplyInterrupted(
-        _report(
+    raise interrupted.WriteInterrupted(
+        interrupted.report(
             f"the state moved since the plan: {what} changed",
             len(changes),
             [c.entity for c in committed],
@@ -192,77 +168,5 @@ def _stale(store: ZkStore, changes: list[Change], committed: list[Committed]) ->
     ) from None
 
 
-def _interrupted(
-    store: ZkStore,
-    changes: list[Change],
-    committed: list[Committed],
-    sent: list[Change],
-    cause: BaseException,
-) -> NoReturn:
-    """Raise what an apply that failed after sending ``sent`` (answers never read) really did."""
-    landed, _not_landed, unknown = _resolve(store, sent)
-    done = {c.entity for c in committed} | {c.entity for c in landed}
-    unknown_entities = {c.entity for c in unknown}
-    not_committed = [c.entity for c in changes if c.entity not in done and c.entity not in unknown_entities]
-    committed_entities = [c.entity for c in changes if c.entity in done]
-    if not committed_entities and not unknown:
-        raise cause  # certainly nothing was written: the error as it is says so truthfully
-    what = one_line(cause.message if isinstance(cause, ConfigctlError) else cause) or "interrupted"
-    if isinstance(cause, KeyboardInterrupt):
-        what = "interrupted"
-    if sent and not unknown:
-        what += " (the batches in flight were re-read after reconnecting)"
-    raise ApplyInterrupted(
-        _report(what, len(changes), committed_entities, not_committed, [c.entity for c in unknown]),
-        committed=committed_entities,
-        not_committed=not_committed,
-        unknown=[c.entity for c in unknown],
-    ) from None
-
-
-def _report(
-    what: str, total: int, committed: list[Entity], not_committed: list[Entity], unknown: list[Entity]
-) -> str:
-    parts = [
-        f"{what}; committed {len(committed)} of {total} entities ({_listed(committed, _NAMED) or 'none'})"
-    ]
-    if not_committed:
-        parts.append(f"not committed {len(not_committed)} ({_listed(not_committed, _NAMED)})")
-    if unknown:
-        parts.append(
-            f"unknown {len(unknown)}: sent but never answered, ZooKeeper did not come back in time "
-            f"({_listed(unknown, _NAMED)})"
-        )
-    return "; ".join(parts) + "; run plan to see what is left (--output json lists every entity)"
-
-
-def _resolve(store: ZkStore, sent: list[Change]) -> tuple[list[Change], list[Change], list[Change]]:
-    """Split multis sent but never answered into committed, not committed and unknown, by re-reading.
-
-    Reads are retried until the store's timeout: ZooKeeper answers them only after the requests
-    sent before them, so a read that succeeds sees the outcome of every multi sent earlier.
-    """
-    if not sent:
-        return [], [], []
-    deadline = time.monotonic() + store.timeout
-    while True:
-        try:
-            now = {item.entity: item for item in store.read_many([c.entity for c in sent])}
-            break
-        except ZooKeeperUnavailable:
-            if time.monotonic() + _RETRY_PAUSE >= deadline:
-                return [], [], sent
-            time.sleep(_RETRY_PAUSE)
-        except (ConfigctlError, KeyboardInterrupt):
-            return [], [], sent
-    landed, missed, unknown = [], [], []
-    for change in sent:
-        item = now[change.entity]
-        written_version = 0 if change.expected_version < 0 else change.expected_version + 1
-        if item.version == change.expected_version:
-            missed.append(change)
-        elif item.version == written_version and item.config == change.config:
-            landed.append(change)
-        else:
-            unknown.append(change)  # someone else wrote it since: whose write is it? say so
-    return landed, missed, unknown
+def _written_version(change: Change) -> int:
+    return 0 if change.expected_version < 0 else change.expected_version + 1

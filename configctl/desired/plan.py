@@ -24,13 +24,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from configctl import catalogue, secrets
+from configctl import catalogue, impact, secrets, writer
 from configctl.changes import KeyDiff, diff
 from configctl.desired.document import DesiredState, is_scram_spec, secret_keys
 from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
 from configctl.files import read_bytes
-from configctl.zkstore import Change, Stored, ZkStore
+from configctl.zk.configstore import Change, ConfigStore, Stored
 
 PLAN_FORMAT = "configctl-plan/1"
 ENTITY_ACTIONS = ("create", "update", "clear", "prune")
@@ -283,7 +283,7 @@ def looks_encrypted(value: str) -> bool:
     return "encryptedPassword:" in value and "cipherAlgorithm:" in value
 
 
-def read_for_plan(store: ZkStore, desired: DesiredState, *, prune: bool) -> list[Stored]:
+def read_for_plan(store: ConfigStore, desired: DesiredState, *, prune: bool) -> list[Stored]:
     """Read everything :func:`compute_plan` needs, pipelined."""
     wanted: dict[Entity, None] = dict.fromkeys(desired.configs)
     if prune:
@@ -293,13 +293,23 @@ def read_for_plan(store: ZkStore, desired: DesiredState, *, prune: bool) -> list
 
 
 def make_plan(
-    store: ZkStore,
+    store: ConfigStore,
     desired: DesiredState,
     *,
     prune: bool = False,
     encoder: secrets.PasswordEncoder | None = None,
+    allow_running_brokers: bool = False,
+    reason: str = "",
 ) -> Plan:
-    return compute_plan(desired, read_for_plan(store, desired, prune=prune), prune=prune, encoder=encoder)
+    """The plan from ZooKeeper's state to ``desired``, refused when Kafka's admin path would refuse
+    it, a cross-key rule breaks, or a policy says no (the checks every write path makes)."""
+    plan = compute_plan(desired, read_for_plan(store, desired, prune=prune), prune=prune, encoder=encoder)
+    if plan.entities:
+        entities = [e.entity for e in plan.entities]
+        writer.check_kafka_rules(store, entities, allow_running_brokers=allow_running_brokers)
+        writes = [impact.Write(e.entity, e.current, e.target) for e in plan.entities]
+        impact.check_write(store, writes, reason=reason, identity=store.identity)
+    return plan
 
 
 # -- saved plans --------------------------------------------------------------------------------

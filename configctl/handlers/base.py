@@ -135,19 +135,25 @@ class BrokerView:
 
     def with_config(self, path: str, config: Mapping[str, str]) -> BrokerView:
         """This view with ``path``'s config replaced (an empty config removes it)."""
-        configs = _Overlay(self.configs, path, config)
-        resolution = None if path in (self.own_path, DEFAULT_BROKER_PATH) else self.resolution
-        family = family_of(path)
+        return self.with_configs({path: config})
+
+    def with_configs(self, replaced: Mapping[str, Mapping[str, str]]) -> BrokerView:
+        """This view with several entities' configs replaced at once (one overlay, however many)."""
+        configs = _Overlay(self.configs, dict(replaced))
+        layers = (self.own_path, DEFAULT_BROKER_PATH)
+        resolution = None if any(path in replaced for path in layers) else self.resolution
         families = None
         if self._families is not None:
-            families = dict(self._families)
-            if family is not None:
-                members = set(families.get(family, ()))
+            families = {name: set(members) for name, members in self._families.items()}
+            for path, config in replaced.items():
+                family = family_of(path)
+                if family is None:
+                    continue
+                members = families.setdefault(family, set())
                 if config:
                     members.add(path)
                 else:
                     members.discard(path)
-                families[family] = members
         return BrokerView(
             self.broker_id, self.static, configs, topics=self.topics, families=families, resolution=resolution
         )
@@ -167,24 +173,31 @@ def family_of(path: str) -> str | None:
 
 
 class _Overlay(Mapping[str, Mapping[str, str]]):
-    """``base`` with one entity's config replaced: a proposal without copying 100,000 topics."""
+    """``base`` with some entities' configs replaced: a proposal without copying 100,000 topics.
 
-    __slots__ = ("_base", "_config", "_path")
+    An empty replacement removes the entity. Overlays of overlays are flattened, so deriving a
+    view again and again never builds a deep chain.
+    """
 
-    def __init__(self, base: Mapping[str, Mapping[str, str]], path: str, config: Mapping[str, str]) -> None:
-        self._base, self._path, self._config = base, path, config
+    __slots__ = ("_base", "_replaced")
+
+    def __init__(self, base: Mapping[str, Mapping[str, str]], replaced: dict[str, Mapping[str, str]]) -> None:
+        if isinstance(base, _Overlay):
+            replaced = {**base._replaced, **replaced}
+            base = base._base
+        self._base, self._replaced = base, replaced
 
     def __getitem__(self, key: str) -> Mapping[str, str]:
-        if key == self._path:
-            if not self._config:
+        if key in self._replaced:
+            config = self._replaced[key]
+            if not config:
                 raise KeyError(key)
-            return self._config
+            return config
         return self._base[key]
 
     def __iter__(self) -> Iterator[str]:
-        yield from (k for k in self._base if k != self._path)
-        if self._config:
-            yield self._path
+        yield from (k for k in self._base if k not in self._replaced)
+        yield from (k for k, config in self._replaced.items() if config)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

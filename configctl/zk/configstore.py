@@ -111,6 +111,7 @@ class CommitInterrupted(Exception):
     ) -> None:
         super().__init__(cause)
         self.committed, self.unknown, self.not_sent, self.cause = committed, unknown, not_sent, cause
+        self.error = ZooKeeperUnavailable(f"lost the connection to ZooKeeper while writing configs ({cause})")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from configctl.desired import plan
 from configctl.entities import Entity, EntityType
 from configctl.errors import PartiallyWritten
 from configctl.secrets import verify_scram_password
-from configctl.zkstore import MAX_MULTI_OPS, Change, ZkStore, batches
+from configctl.zk.configstore import MAX_MULTI_OPS, Change, ConfigStore, batches
+from configctl.zk.connection import ConnectionSettings
 from configctl.znodes import encode_entity_config
 
 CLUSTER = """\
@@ -273,7 +274,7 @@ def test_plain_broker_password_with_the_encoder_secret(zk_connect, zk, tmp_path)
 
 
 def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_connect, zk):
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         wanted = desired.parse("topics: {a: {retention.ms: 1}, b: {retention.ms: 2}, c: {}}", source="f")
         shown = plan.make_plan(store, wanted)
         # someone writes an entity the plan only looked at (c) ...
@@ -297,7 +298,7 @@ def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_conne
 def test_a_change_landing_between_batches_is_reported_exactly(zk_connect, zk):
     count = MAX_MULTI_OPS // 4 + 10  # two batches
     text = "topics:\n" + "".join(f"  t{i:04d}: {{retention.ms: {i}}}\n" for i in range(count))
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         shown = plan.make_plan(store, desired.parse(text, source="f"))
         groups = list(batches(shown.changes()))
         assert len(groups) == 2
@@ -317,7 +318,7 @@ def test_a_change_landing_between_batches_is_reported_exactly(zk_connect, zk):
     assert zk.exists(groups[0][-1].entity.znode) and not zk.exists(groups[1][1].entity.znode)
     assert zk.get(late.znode)[0] == b'{"version":1,"config":{"retention.ms":"77"}}'
     # applying is idempotent: a fresh plan shows exactly what is left
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         rest = plan.make_plan(store, desired.parse(text, source="f"))
     assert {e.entity for e in rest.entities} == {c.entity for c in groups[1]}
 
@@ -354,7 +355,7 @@ def check_report_matches_zookeeper(error: PartiallyWritten, changes: list, conne
 
 def test_zookeeper_killed_mid_apply_names_what_was_committed(restartable_zk):
     connect = restartable_zk.connect_string
-    with ZkStore(connect, timeout=2.0) as store:
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=2.0)) as store:
         shown = plan.make_plan(store, desired.parse(many_topics(2000), source="bulk.yaml"))
         changes = shown.changes()
         groups = list(batches(changes))
@@ -385,7 +386,7 @@ def test_zookeeper_killed_mid_apply_names_what_was_committed(restartable_zk):
 def test_unknown_batches_are_resolved_when_zookeeper_comes_back_in_time(restartable_zk):
     connect = restartable_zk.connect_string
     restarted = []
-    with ZkStore(connect, timeout=60.0) as store:
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=60.0)) as store:
         shown = plan.make_plan(store, desired.parse(many_topics(1000), source="bulk.yaml"))
         changes = shown.changes()
         first = next(iter(batches(changes)))
@@ -406,7 +407,7 @@ def test_unknown_batches_are_resolved_when_zookeeper_comes_back_in_time(restarta
     assert "re-read after reconnecting" in str(error)
     check_report_matches_zookeeper(error, changes, connect)
     # and the rest applies cleanly
-    with ZkStore(connect, timeout=30.0) as store:
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=30.0)) as store:
         rest = plan.make_plan(store, desired.parse(many_topics(1000), source="bulk.yaml"))
         assert {e.entity.path for e in rest.entities} == set(error.not_committed)
         applying.apply_plan(store, rest)
@@ -598,7 +599,7 @@ def test_bulk_apply_spans_batches_and_records_history(zk_connect, zk):
         f"  bulk-{i:04d}: {{retention.ms: {1000 + i}, cleanup.policy: [delete]}}\n" for i in range(count)
     )
     text += "users:\n  User:new:\n    producer_byte_rate: 1\n    clients: {c1: {consumer_byte_rate: 2}}\n"
-    with ZkStore(zk_connect, identity="tester") as store:
+    with ConfigStore.connect(zk_connect, identity="tester") as store:
         wanted = desired.parse(text, source="bulk.yaml")
         result = applying.apply_plan(store, plan.make_plan(store, wanted), reason="bulk")
         assert result.entities == count + 2 and result.batches >= 3

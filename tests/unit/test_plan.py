@@ -15,7 +15,7 @@ from configctl.desired import document as desired
 from configctl.desired import plan
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
-from configctl.zkstore import Change, Stored
+from configctl.zk.configstore import Change, Stored
 
 pytestmark = pytest.mark.unit
 
