@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("zk-auth", "CONFIGCTL_ZK_AUTH", "text", None, "digest:USER[:PASSWORD]",
             "ZooKeeper digest authentication; nodes created are then the identity's."),
     Setting("zk-auth-password-file", "CONFIGCTL_ZK_AUTH_PASSWORD_FILE", "file", None, "FILE",
-            "The --zk-auth password, read from FILE."),
+            "The --zk-auth password, read from FILE (or give it in CONFIGCTL_ZK_AUTH_PASSWORD)."),
     Setting("zk-auth-password", "CONFIGCTL_ZK_AUTH_PASSWORD", "secret"),
     Setting("zk-tls", "CONFIGCTL_ZK_TLS", "switch", False, "",
             "Connect with TLS (on by itself when a CA or client certificate is given)."),
@@ -89,12 +89,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("zk-tls-cert", "CONFIGCTL_ZK_TLS_CERT", "file", None, "FILE", "PEM client certificate (mutual TLS)."),
     Setting("zk-tls-key", "CONFIGCTL_ZK_TLS_KEY", "file", None, "FILE", "PEM key of the client certificate."),
     Setting("zk-tls-key-password-file", "CONFIGCTL_ZK_TLS_KEY_PASSWORD_FILE", "file", None, "FILE",
-            "The password of an encrypted --zk-tls-key, read from FILE."),
+            "The password of an encrypted --zk-tls-key, read from FILE (or CONFIGCTL_ZK_TLS_KEY_PASSWORD)."),
     Setting("zk-tls-key-password", "CONFIGCTL_ZK_TLS_KEY_PASSWORD", "secret"),
     Setting("zk-sasl", "CONFIGCTL_ZK_SASL", "text", None, "digest:USER|gssapi",
             "Log in with SASL: DIGEST-MD5 as USER (as Kafka brokers do), or Kerberos."),
     Setting("zk-sasl-password-file", "CONFIGCTL_ZK_SASL_PASSWORD_FILE", "file", None, "FILE",
-            "The SASL user's password, read from FILE."),
+            "The SASL user's password, read from FILE (or give it in CONFIGCTL_ZK_SASL_PASSWORD)."),
     Setting("zk-sasl-password", "CONFIGCTL_ZK_SASL_PASSWORD", "secret"),
 )  # fmt: skip
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
@@ -335,7 +335,6 @@ class GlobalSettings:
                 }
             )
         return rows
-
 
     def _typed(self, setting: Setting, value: Any) -> Any:
         """A number of seconds as a number, a switch as true/false (as given when it is neither)."""
