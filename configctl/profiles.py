@@ -59,7 +59,7 @@ class Profile:
 def config_file(environ: Mapping[str, str] = os.environ) -> Path:
     """Where profiles live: ``$CONFIGCTL_CONFIG``, else ``~/.config/configctl/config.toml``."""
     named = environ.get(CONFIG_ENV)
-    return Path(named).expanduser() if named else DEFAULT_FILE.expanduser()
+    return (Path(named).expanduser() if named else DEFAULT_FILE.expanduser()).absolute()
 
 
 def read_profiles(path: Path) -> dict[str, Any]:
