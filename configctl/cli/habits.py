@@ -50,7 +50,7 @@ def hint(option: str, argv: Sequence[str], subcommand: str | None) -> str | None
             return f"{kafka_option} is not supported: {advice}"
     action = next((name for flag, name in _ACTIONS.items() if _given(argv, flag)), None)
     if option in _ACTIONS:
-        if subcommand is not None:
+        if subcommand in _ACTIONS.values():
             return (
                 f"No such option: {option}. configctl uses subcommands, and `configctl {subcommand}` "
                 f"already says what to do: drop {option}"

@@ -249,6 +249,7 @@ def test_every_setting_has_a_variable_and_every_option_a_profile_key() -> None:
             "`configctl describe --topic ...` or `configctl alter --topic ...`",
         ),
         ("--alter", ["alter", "--alter"], "alter", "`configctl alter` already says what to do: drop --alter"),
+        ("--alter", ["history", "--alter"], "history", "try `configctl alter ...`"),
         ("--bootstrap-server", ["--bootstrap-server", "b:9092"], None, "--bootstrap-server is not supported"),
         ("--x", ["describe", "--bootstrap-server=b:9092", "--x"], "describe", "use --zookeeper HOST:PORT"),
         ("--command-config", ["--command-config", "f"], None, "--zk-auth, --zk-sasl or a --profile"),
