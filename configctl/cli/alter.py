@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from configctl import writer
+from configctl.cli import completion
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options, settings
@@ -19,7 +20,11 @@ from configctl.errors import InvalidInput
 @click.command(cls=EntityCommand)
 @entity_options
 @click.option(
-    "--add-config", "add_config", metavar="K=V,K2=[A,B]", help="Configs to set (kafka-configs.sh syntax)."
+    "--add-config",
+    "add_config",
+    metavar="K=V,K2=[A,B]",
+    help="Configs to set (kafka-configs.sh syntax).",
+    shell_complete=completion.complete_add_config,
 )
 @click.option(
     "--add-config-file",
@@ -27,7 +32,12 @@ from configctl.errors import InvalidInput
     metavar="FILE.properties",
     help="Configs to set, from a Java properties file (instead of --add-config).",
 )
-@click.option("--delete-config", metavar="K1,K2", help="Configs to remove; each must be set.")
+@click.option(
+    "--delete-config",
+    metavar="K1,K2",
+    help="Configs to remove; each must be set.",
+    shell_complete=completion.complete_delete_config,
+)
 @click.option("--dry-run", is_flag=True, help="Validate and show the diff; write nothing.")
 @click.option("--if-version", type=int, metavar="V", help="Write only if the config node is at version V.")
 @click.option(

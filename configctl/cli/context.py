@@ -8,6 +8,8 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import click
+
 from configctl.cli.options import settings
 from configctl.errors import InvalidInput
 from configctl.zk.configstore import ConfigStore
@@ -22,10 +24,11 @@ def quiet_libraries() -> None:
     warnings.filterwarnings("ignore", module="kazoo")
 
 
-def connection_settings() -> ConnectionSettings:
-    """The ZooKeeper connection the global options describe (checked: one-line errors)."""
-    opts = settings()
-    return ConnectionSettings.of(opts.zookeeper, auth=opts.zk_auth, timeout=opts.zk_timeout)
+def connection_settings(ctx: click.Context | None = None) -> ConnectionSettings:
+    """The ZooKeeper connection the global settings describe: flags, environment and profile
+    merged by precedence, checked (one-line errors). Every command, ``listener run`` and the
+    audit connect with this, so TLS, SASL and credentials work the same everywhere."""
+    return settings(ctx).connection()
 
 
 @contextmanager

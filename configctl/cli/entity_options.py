@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from configctl.cli import completion
 from configctl.entities import Entity, EntityType, parse_entity_type
 from configctl.errors import InvalidInput
 
@@ -45,9 +46,15 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             multiple=True,
             metavar="TYPE",
             help="topics, clients, users, brokers or ips; give users then clients for user+client entities.",
+            shell_complete=completion.complete_entity_type,
         ),
         click.option(
-            "--entity-name", "entity_names", multiple=True, metavar="NAME", help="Name of the entity."
+            "--entity-name",
+            "entity_names",
+            multiple=True,
+            metavar="NAME",
+            help="Name of the entity.",
+            shell_complete=completion.complete_entity_name,
         ),
         click.option(
             "--entity-default",
@@ -55,15 +62,33 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             count=True,
             help="The <default> entity of the type in the same position.",
         ),
-        click.option("--topic", metavar="NAME", help="Shortcut for --entity-type topics --entity-name NAME."),
-        click.option("--client", metavar="ID", help="A client id (with --user: that user's client)."),
+        click.option(
+            "--topic",
+            metavar="NAME",
+            help="Shortcut for --entity-type topics --entity-name NAME.",
+            shell_complete=completion.complete_entity_name,
+        ),
+        click.option(
+            "--client",
+            metavar="ID",
+            help="A client id (with --user: that user's client).",
+            shell_complete=completion.complete_entity_name,
+        ),
         click.option(
             "--user",
             metavar="NAME",
             help="A user, by the principal's name (principal User:alice is the user alice).",
+            shell_complete=completion.complete_entity_name,
         ),
-        click.option("--broker", metavar="ID", help="A broker id."),
-        click.option("--ip", metavar="ADDRESS", help="An IPv4 or IPv6 address."),
+        click.option(
+            "--broker", metavar="ID", help="A broker id.", shell_complete=completion.complete_entity_name
+        ),
+        click.option(
+            "--ip",
+            metavar="ADDRESS",
+            help="An IPv4 or IPv6 address.",
+            shell_complete=completion.complete_entity_name,
+        ),
         click.option(
             "--client-defaults", is_flag=True, help="The <default> client (with --user: that user's)."
         ),

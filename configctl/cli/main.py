@@ -13,6 +13,7 @@ import sys
 import click
 
 from configctl import __version__
+from configctl.cli.habits import hint
 from configctl.cli.options import global_options
 from configctl.errors import EXIT_CODES, ConfigctlError, one_line, printable
 
@@ -28,6 +29,7 @@ _COMMANDS: dict[str, str] = {
     "export": "configctl.cli.desired:export",
     "history": "configctl.cli.history:history",
     "rollback": "configctl.cli.history:rollback",
+    "config": "configctl.cli.config:config",
 }
 
 
@@ -82,6 +84,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("error: aborted", err=True)
         sys.exit(130)
     except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.NoSuchOption as exc:
+        arguments = sys.argv[1:] if argv is None else argv
+        subcommand = exc.ctx.info_name if exc.ctx is not None and exc.ctx.parent is not None else None
+        advice = hint(exc.option_name, arguments, subcommand)
+        click.echo(f"error: {printable(one_line(advice or exc.format_message()))}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         click.echo(f"error: {printable(one_line(exc.format_message()))}", err=True)

@@ -5,6 +5,10 @@ digest:...`` or ``--zk-sasl``) the creator has every right and the world may rea
 the sensitive roots, which the world may not read: users (SCRAM credentials) and brokers
 (encrypted passwords), as Kafka's ``ZkData.SensitiveRootPaths`` says, plus configctl's history
 of those same entities (it holds the same values).
+
+The creator is named (``sasl:alice``, ``digest:admin:<hash>``) when the client knows its own
+name; under Kerberos (``--zk-sasl gssapi``) only the server knows the principal, so the ACL says
+``auth`` (ZooKeeper's "whoever created it", what Kafka itself writes) and the server fills it in.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ class AclPolicy:
         self._owner: Any | None = None
         if settings.sasl is not None and settings.sasl.user:
             self._owner = ACL(Permissions.ALL, Id("sasl", settings.sasl.user))
+        elif settings.sasl is not None:
+            self._owner = ACL(Permissions.ALL, Id("auth", ""))
         elif settings.digest is not None:
             self._owner = make_digest_acl(settings.digest.user, settings.digest.password, all=True)
 

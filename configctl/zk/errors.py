@@ -18,6 +18,7 @@ from kazoo.exceptions import (
     NodeExistsError,
     NoNodeError,
     OperationTimeoutError,
+    SessionClosedRequireSaslError,
     SessionExpiredError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
@@ -47,6 +48,10 @@ def translate_errors(action: str) -> Iterator[None]:
         ) from None
     except AuthFailedError:
         raise PermissionDenied("ZooKeeper rejected the credentials (--zk-auth / --zk-sasl)") from None
+    except SessionClosedRequireSaslError:
+        raise PermissionDenied(
+            f"ZooKeeper refused to {action}: it requires a SASL login (--zk-sasl digest:USER)"
+        ) from None
     except LOST:
         raise ZooKeeperUnavailable(f"lost the connection to ZooKeeper while trying to {action}") from None
     except (NoNodeError, NodeExistsError, BadVersionError):

@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import AuthFailedError, NodeExistsError, NoNodeError, UnimplementedError
+from kazoo.exceptions import (
+    AuthFailedError,
+    ConnectionClosedError,
+    NodeExistsError,
+    NoNodeError,
+    SessionClosedRequireSaslError,
+    UnimplementedError,
+)
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
 
-from configctl.errors import InvalidInput, NotFound, PermissionDenied, ZooKeeperUnavailable, one_line
-from configctl.zk import multiread, retry
+from configctl.errors import InvalidInput, NotFound, PermissionDenied, one_line
+from configctl.zk import diagnose, multiread, retry
 from configctl.zk.acls import AclPolicy
 from configctl.zk.connection import ConnectionSettings
-from configctl.zk.errors import translate_errors, translated
+from configctl.zk.errors import LOST, translate_errors, translated
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +49,13 @@ class ZkSession:
         self.settings = settings
         self.acls = AclPolicy(settings)
         self._owns_client = client is None
+        self._kazoo_log = diagnose.KazooLog()
         if client is None:
             client = KazooClient(
                 **settings.kazoo_options(),
                 connection_retry=retry.connection_retry(),
                 command_retry=retry.command_retry(settings.timeout),
+                logger=self._kazoo_log.logger(),
             )
         self.client = client
         self._known_paths: set[str] = set()
@@ -68,31 +78,61 @@ class ZkSession:
 
     def open(self) -> ZkSession:
         """Connect (once), then make sure the chroot exists: reads must not answer "nothing" for a
-        cluster that is not there, any more than writes may create it."""
+        cluster that is not there, any more than writes may create it.
+
+        Every way a secured connection fails is one :mod:`configctl.errors` line (see
+        :mod:`configctl.zk.diagnose`): the TLS files are checked before any socket is opened, a
+        certificate the server's CA did not sign or a refused SASL login ends the wait at once.
+        """
         if self.client.connected:
             return self
+        self.settings.check_local()
+        if self._owns_client:
+            diagnose.watch_thread(self.client)
         try:
-            self.client.start(timeout=self.timeout)
-        except KazooTimeoutError:
+            self._start()
+            self._probe()
+        except BaseException:
             self._discard()
-            raise ZooKeeperUnavailable(
-                f"cannot reach ZooKeeper at {self.connect} within {self.timeout:g}s"
-            ) from None
-        except AuthFailedError:
-            self._discard()
-            raise PermissionDenied(f"ZooKeeper at {self.connect} rejected the credentials") from None
-        except (ValueError, TypeError) as exc:
-            self._discard()
-            raise InvalidInput(f"bad ZooKeeper connect string {self.connect!r}: {one_line(exc)}") from None
-        if self.client.chroot:
-            with translate_errors("check the chroot"):
-                found = self.client.retry(self.client.exists, "/")
-            if found is None:
-                self.close()
-                raise NotFound(
-                    f"the chroot {self.client.chroot} of {self.connect} does not exist in ZooKeeper"
-                )
+            raise
         return self
+
+    def _start(self) -> None:
+        """``KazooClient.start`` that gives up early when retrying cannot help, and says why."""
+        try:
+            live = self.client.start_async()
+        except (ValueError, TypeError) as exc:
+            raise InvalidInput(f"bad ZooKeeper connect string {self.connect!r}: {one_line(exc)}") from None
+        deadline = time.monotonic() + self.timeout
+        while not live.wait(0.05):
+            if self._owns_client:
+                failure = diagnose.early_failure(self._kazoo_log, self.client, self.settings)
+                if failure is not None:
+                    raise failure
+            if time.monotonic() >= deadline:
+                raise diagnose.timed_out(self._kazoo_log, self.settings)
+
+    def _probe(self) -> None:
+        """The first request: kazoo says CONNECTED before its SASL login, so only an answer shows the
+        login worked (or that the server wants one); then the chroot must exist."""
+        try:
+            found = self.client.exists_async("/").get(timeout=self.timeout)
+        except SessionClosedRequireSaslError as exc:
+            raise diagnose.login_failure(exc, self.settings) from None
+        except AuthFailedError as exc:
+            raise diagnose.login_failure(exc, self.settings) from None
+        except (KazooTimeoutError, *LOST, ConnectionClosedError) as exc:
+            died = diagnose.thread_death(self.client) if self._owns_client else None
+            if died is not None:
+                raise diagnose.login_failure(died, self.settings) from None
+            if self.settings.sasl is not None and isinstance(exc, KazooTimeoutError):
+                raise diagnose.login_failure(
+                    AuthFailedError("Connection dropped in SASL"), self.settings
+                ) from None
+            with translate_errors("check the chroot" if self.client.chroot else "reach ZooKeeper"):
+                found = self.client.retry(self.client.exists, "/")
+        if self.client.chroot and found is None:
+            raise NotFound(f"the chroot {self.client.chroot} of {self.connect} does not exist in ZooKeeper")
 
     def _discard(self) -> None:
         with contextlib.suppress(Exception):
