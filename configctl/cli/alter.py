@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import click
+from rich.console import Console
 
-from configctl import writer
+from configctl import fleet, writer
 from configctl.cli import completion
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
-from configctl.cli.options import global_options, settings
-from configctl.cli.render import console, diff_json, diff_table, emit_json, entity_label
+from configctl.cli.options import global_options
+from configctl.cli.render import after_commit, diff_json, diff_table, entity_label, safe, show
+from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.errors import InvalidInput
 
@@ -58,6 +61,7 @@ from configctl.errors import InvalidInput
     "(Kafka's ZooKeeper path refuses it: the running broker's own validation is skipped).",
 )
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the entity's history.")
+@wait_option
 @global_options
 @click.pass_context
 def alter(ctx: click.Context, **kwargs: Any) -> None:
@@ -99,37 +103,55 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
             reason=reason,
             allow_running_brokers=kwargs["allow_running_brokers"],
         )
-    _report(result, dry_run=kwargs["dry_run"])
+        committed = [result.committed] if result.committed is not None else []
+        view = AlterView(result, dry_run=kwargs["dry_run"])
+        if kwargs["wait"] is None or not committed:
+            after_commit([result.entity] if committed else [], lambda: show(view))
+            return
+        view.rollout = follow(store, committed, kwargs["wait"])
+    after_commit([result.entity], lambda: show(view))
+    conclude(view.rollout, kwargs["wait"])
 
 
-def _report(result: writer.AlterResult, *, dry_run: bool) -> None:
-    entity = result.entity
-    if settings().output == "json":
-        emit_json(
-            {
-                "entity_type": entity.type.value,
-                "entity_name": entity.name,
-                "entity_path": entity.path,
-                "dry_run": dry_run,
-                "changed": result.changed,
-                "version_before": result.before.version if result.before.exists else None,
-                "version": result.committed.version if result.committed else None,
-                "change_number": result.committed.change_number if result.committed else None,
-                "changes": diff_json(entity, result.diff),
-            }
-        )
-        return
-    out = console()
-    label = entity_label(entity)
-    if not result.changed:
-        out.print(f"No change: {label} already has these configs.")
-        return
-    title = f"{'Would change' if dry_run else 'Changed'} {label} ({entity.path})"
-    out.print(diff_table(entity, result.diff, title=title))
-    if dry_run:
-        out.print("Dry run: nothing written.")
-    elif result.committed is not None:
-        out.print(
-            f"Completed updating config for {label}: version {result.committed.version}, "
-            f"change {result.committed.change_number}."
-        )
+@dataclass
+class AlterView:
+    """What ``alter`` did (or would do with ``--dry-run``), and what the brokers did with it."""
+
+    result: writer.AlterResult
+    dry_run: bool
+    rollout: fleet.WaitResult | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        result, entity = self.result, self.result.entity
+        document = {
+            "entity_type": entity.type.value,
+            "entity_name": entity.name,
+            "entity_path": entity.path,
+            "dry_run": self.dry_run,
+            "changed": result.changed,
+            "version_before": result.before.version if result.before.exists else None,
+            "version": result.committed.version if result.committed else None,
+            "change_number": result.committed.change_number if result.committed else None,
+            "changes": diff_json(entity, result.diff),
+        }
+        if self.rollout is not None:
+            document["rollout"] = self.rollout.to_json()
+        return document
+
+    def render(self, out: Console) -> None:
+        result, entity = self.result, self.result.entity
+        label = safe(entity_label(entity))
+        if not result.changed:
+            out.print(f"No change: {label} already has these configs.")
+            return
+        title = f"{'Would change' if self.dry_run else 'Changed'} {label} ({safe(entity.path)})"
+        out.print(diff_table(entity, result.diff, title=title))
+        if self.dry_run:
+            out.print("Dry run: nothing written.")
+        elif result.committed is not None:
+            version = (
+                "deleted (empty)" if result.committed.version < 0 else f"version {result.committed.version}"
+            )
+            out.print(
+                f"Completed updating config for {label}: {version}, change {result.committed.change_number}."
+            )

@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +24,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from configctl import secrets, writer
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options, settings
-from configctl.cli.render import console, emit_json
+from configctl.cli.render import after_commit, before_write, console, emit_json
+from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.desired import apply as applying
 from configctl.desired import document as desired_files
 from configctl.desired import plan as plans
 from configctl.desired import syntax
 from configctl.entities import TYPE_ORDER, parse_entity_type
-from configctl.errors import EnvironmentProblem, InvalidInput, PartiallyWritten, one_line
+from configctl.errors import InvalidInput
 from configctl.files import replace_atomically
 from configctl.interrupted import WriteInterrupted
 
@@ -147,9 +148,9 @@ def plan(
     if out:
         replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
     if settings().output == "json":
-        _before_writes(lambda: emit_json(result.to_json()))
+        before_write(lambda: emit_json(result.to_json()))
     else:
-        _before_writes(lambda: render_plan(console(), result, detail))
+        before_write(lambda: render_plan(console(), result, detail))
     if result.changed:
         sys.stdout.flush()
         sys.exit(PLAN_EXIT_CHANGES)
@@ -167,6 +168,7 @@ def plan(
     help="A plan saved by plan --out: refuse if the file or the state changed since.",
 )
 @_detail_options
+@wait_option
 @global_options
 def apply(
     file: str,
@@ -178,6 +180,7 @@ def apply(
     reason: str,
     plan_file: str | None,
     detail: str | None,
+    wait: float | None,
 ) -> None:
     """Make ZooKeeper match the file, in batched atomic transactions.
 
@@ -209,12 +212,12 @@ def apply(
             plans.check_saved_plan(result, saved, file_digest=digest, source=str(plan_file))
         if not result.changed:
             if as_json:
-                _before_writes(lambda: emit_json(_apply_json(result, None)))
+                before_write(lambda: emit_json(_apply_json(result, None)))
             else:
-                _before_writes(lambda: render_plan(out, result, detail))
+                before_write(lambda: render_plan(out, result, detail))
             return
         if not as_json:
-            _before_writes(lambda: render_plan(out, result, detail))
+            before_write(lambda: render_plan(out, result, detail))
         if not yes:
             counts = result.counts()
             question = (
@@ -230,62 +233,24 @@ def apply(
                 with contextlib.suppress(Exception):
                     emit_json(_apply_json(result, None, stopped))
             raise
+        rollout = follow(store, applied.committed, wait) if wait is not None and applied.committed else None
+    committed = [c.entity for c in applied.committed]
     if as_json:
-        _after_commit(applied, lambda: emit_json(_apply_json(result, applied)))
-        return
-    batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
-    _after_commit(
-        applied,
-        lambda: out.print(
-            f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
-            f"({applied.seconds:.2f} s); each write is recorded in configctl history."
-        ),
-    )
-
-
-def _before_writes(show: Callable[[], None]) -> None:
-    """Show something before anything is written; an unwritable stdout is one line (nothing written)."""
-    try:
-        show()
-    except (OSError, SystemExit) as exc:  # a full disk, a closed pipe (rich exits on a broken pipe)
-        if isinstance(exc, SystemExit) and not isinstance(exc.__context__, OSError):
-            raise
-        _silence_stdout()
-        cause = exc if isinstance(exc, OSError) else exc.__context__
-        reason = getattr(cause, "strerror", None) or one_line(cause)
-        raise EnvironmentProblem(f"cannot write to standard output: {reason}; nothing was written") from None
-
-
-def _after_commit(applied: applying.ApplyResult, show: Callable[[], None]) -> None:
-    """Show what a finished apply did; if showing fails, still say what was committed.
-
-    By now every write has landed, so no failure here (a closed pipe, a full disk, a rendering
-    bug) may end in an error that reads as "nothing was written".
-    """
-    try:
-        show()
-    except (Exception, KeyboardInterrupt, SystemExit) as exc:  # rich exits on a broken pipe
-        _silence_stdout()
-        entities = [c.entity for c in applied.committed]
-        raise PartiallyWritten(
-            f"apply committed all {len(entities)} entities ({plans.listed([e.label for e in entities], 3)}), "
-            f"but showing the result failed: {_failure_text(exc)}",
-            committed=[e.path for e in entities],
-        ) from None
-
-
-def _failure_text(exc: BaseException) -> str:
-    if isinstance(exc, SystemExit) and exc.__context__ is not None:
-        exc = exc.__context__  # rich turns a broken pipe into SystemExit(1)
-    return one_line(exc) or type(exc).__name__
-
-
-def _silence_stdout() -> None:
-    """Send what is left in stdout's buffer to /dev/null, so the final flush at exit cannot fail again."""
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        after_commit(
+            committed, lambda: emit_json(_apply_json(result, applied, rollout=rollout)), what="apply"
+        )
+    else:
+        batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
+        after_commit(
+            committed,
+            lambda: out.print(
+                f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
+                f"({applied.seconds:.2f} s); each write is recorded in configctl history."
+            ),
+            what="apply",
+        )
+    if rollout is not None and wait is not None:
+        conclude(rollout, wait)
 
 
 def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> applying.ApplyResult:
@@ -311,6 +276,8 @@ def _apply_json(
     result: plans.Plan,
     applied: applying.ApplyResult | None,
     interrupted: WriteInterrupted | None = None,
+    *,
+    rollout: Any = None,
 ) -> dict[str, Any]:
     """The ``apply --output json`` document: the plan, then what was committed, not committed, unknown."""
     document = result.to_json()
@@ -330,6 +297,8 @@ def _apply_json(
     document["committed"] = [c.entity.path for c in applied.committed] if applied else []
     document["not_committed"] = []
     document["unknown"] = []
+    if rollout is not None:
+        document["rollout"] = rollout.to_json()
     return document
 
 
@@ -485,7 +454,7 @@ def export(entity_type: str | None, out_file: str | None, no_secrets: bool) -> N
                 "(readable by you only) or --no-secrets",
                 err=True,
             )
-        _before_writes(lambda: (sys.stdout.write(text), sys.stdout.flush()))
+        before_write(lambda: (sys.stdout.write(text), sys.stdout.flush()))
         return
     replace_atomically(Path(out_file), text, private=secret_values > 0)
     if settings().output == "json":

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from rich.markup import escape
+from rich.console import Console
 from rich.table import Table
 
 from configctl.cli.context import open_store
-from configctl.cli.options import settings
-from configctl.cli.render import console, emit_json
+from configctl.cli.render import safe, show
 from configctl.effective import EffectiveReport, effective_config
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
@@ -62,14 +62,21 @@ def describe_effective(params: dict[str, Any]) -> None:
     broker_id, target = effective_target(params)
     with open_store() as store:
         report = effective_config(store, broker_id, target)
-    if settings().output == "json":
-        emit_json(report.to_json())
-        return
-    render_table(report)
+    show(EffectiveView(report))
 
 
-def render_table(report: EffectiveReport) -> None:
-    out = console()
+@dataclass(frozen=True)
+class EffectiveView:
+    report: EffectiveReport
+
+    def to_json(self) -> dict[str, Any]:
+        return self.report.to_json()
+
+    def render(self, out: Console) -> None:
+        render_table(out, self.report)
+
+
+def render_table(out: Console, report: EffectiveReport) -> None:
     change = "unknown" if report.last_applied_change is None else str(report.last_applied_change)
     progress = f"its listener has applied up to change {change}"
     if report.pending:
@@ -77,7 +84,7 @@ def render_table(report: EffectiveReport) -> None:
     if report.problems:
         progress += f"; [red]{len(report.problems)} problem(s)[/]"
     table = Table(
-        title=f"Effective config of {escape(report.entity_path)} on broker {report.broker_id} ({progress})",
+        title=f"Effective config of {safe(report.entity_path)} on broker {report.broker_id} ({progress})",
         title_justify="left",
         show_edge=False,
     )
@@ -88,16 +95,14 @@ def render_table(report: EffectiveReport) -> None:
     for value in report.values:
         shown = value.to_json(mask=True)
         synonyms = "; ".join(f"{s['name']}={_cell(s['value'])} ({s['source']})" for s in shown["synonyms"])
-        table.add_row(
-            escape(value.name), escape(_cell(shown["value"])), escape(value.source), escape(synonyms)
-        )
+        table.add_row(safe(value.name), safe(_cell(shown["value"])), safe(value.source), safe(synonyms))
     out.print(table)
     for item in report.ignored:
-        out.print(f"[yellow]ignored[/] {escape(item.entity_path)} {escape(item.name)}: {escape(item.reason)}")
+        out.print(f"[yellow]ignored[/] {safe(item.entity_path)} {safe(item.name)}: {safe(item.reason)}")
     for problem in report.problems:
         where = problem.entity_path or problem.notification or "?"
         out.print(
-            f"[red]{problem.kind}[/] {escape(where)} (change {problem.change_number}): {escape(problem.reason)}"
+            f"[red]{problem.kind}[/] {safe(where)} (change {problem.change_number}): {safe(problem.reason)}"
         )
 
 

@@ -30,6 +30,7 @@ _COMMANDS: dict[str, str] = {
     "history": "configctl.cli.history:history",
     "rollback": "configctl.cli.history:rollback",
     "config": "configctl.cli.config:config",
+    "status": "configctl.cli.status:status",
 }
 
 

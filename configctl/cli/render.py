@@ -101,7 +101,8 @@ def after_commit(
         labels = [e.label for e in committed]
         shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
         raise PartiallyWritten(
-            f"{what} committed {len(labels)} entit{'y' if len(labels) == 1 else 'ies'} ({shown}), "
+            f"{what} committed {'all ' if len(labels) > 1 else ''}{len(labels)} "
+            f"entit{'y' if len(labels) == 1 else 'ies'} ({shown}), "
             f"but showing the result failed: {failure_text(exc)}",
             committed=[e.path for e in committed],
         ) from None
