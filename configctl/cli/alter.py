@@ -73,7 +73,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
 
     \b
       configctl alter --topic orders --add-config 'retention.ms=86400000,cleanup.policy=[compact,delete]'
-      configctl alter --user User:alice --add-config 'SCRAM-SHA-256=[iterations=8192,password=s3cret]'
+      configctl alter --user alice --add-config 'SCRAM-SHA-256=[iterations=8192,password=s3cret]'
       configctl alter --user-defaults --client app1 --add-config consumer_byte_rate=2048
       configctl alter --broker-defaults --delete-config log.retention.ms
     """

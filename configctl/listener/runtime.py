@@ -8,7 +8,7 @@ A broker process embeds one :class:`ConfigListener`::
                         plugins=["examples.plugins.quota_enforcer:ClientQuotaEnforcer"]) as listener:
         listener.broker_config()["log.retention.ms"]      # EffectiveValue(value, source, synonyms)
         listener.topic_config("orders")["retention.ms"]
-        listener.quota_config(user="User:alice", client="app1")
+        listener.quota_config(user="alice", client="app1")
 
 Everything that talks to ZooKeeper runs on the listener's worker thread; queries are served from
 the manager's in-memory state under a lock, so they never wait for ZooKeeper and are safe from
