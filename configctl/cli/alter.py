@@ -14,7 +14,7 @@ from configctl.cli import completion
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options
-from configctl.cli.render import after_commit, diff_json, diff_table, entity_label, safe, show
+from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.errors import InvalidInput
@@ -105,11 +105,14 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         )
         committed = [result.committed] if result.committed is not None else []
         view = AlterView(result, dry_run=kwargs["dry_run"])
-        if kwargs["wait"] is None or not committed:
+        if kwargs["wait"] is None or not committed or not as_json():
+            # people see what was written first, then the brokers answering
             after_commit([result.entity] if committed else [], lambda: show(view))
+        if kwargs["wait"] is None or not committed:
             return
         view.rollout = follow(store, committed, kwargs["wait"])
-    after_commit([result.entity], lambda: show(view))
+    if as_json():
+        after_commit([result.entity], lambda: show(view))
     conclude(view.rollout, kwargs["wait"])
 
 

@@ -233,21 +233,21 @@ def apply(
                 with contextlib.suppress(Exception):
                     emit_json(_apply_json(result, None, stopped))
             raise
+        committed = [c.entity for c in applied.committed]
+        if not as_json:  # people see what was applied first, then the brokers answering
+            batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
+            after_commit(
+                committed,
+                lambda: out.print(
+                    f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
+                    f"({applied.seconds:.2f} s); each write is recorded in configctl history."
+                ),
+                what="apply",
+            )
         rollout = follow(store, applied.committed, wait) if wait is not None and applied.committed else None
-    committed = [c.entity for c in applied.committed]
     if as_json:
         after_commit(
             committed, lambda: emit_json(_apply_json(result, applied, rollout=rollout)), what="apply"
-        )
-    else:
-        batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
-        after_commit(
-            committed,
-            lambda: out.print(
-                f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
-                f"({applied.seconds:.2f} s); each write is recorded in configctl history."
-            ),
-            what="apply",
         )
     if rollout is not None and wait is not None:
         conclude(rollout, wait)

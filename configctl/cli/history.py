@@ -230,7 +230,14 @@ def rollback(
             return
         if not as_json():
             before_write(
-                lambda: console().print(diff_table(entity, changes, title=f"Rollback of {safe(label)}"))
+                lambda: console().print(
+                    diff_table(
+                        entity,
+                        changes,
+                        title=f"Rollback of {safe(label)} ({safe(entity.path)}) from version {current.version} "
+                        f"to {to_version}",
+                    )
+                )
             )
         if not yes and not click.confirm(
             f"Restore version {to_version} of {label}?", default=False, err=True
@@ -256,9 +263,12 @@ def rollback(
                 "was shown); nothing written; run rollback again"
             ) from None
         committed = [view.result.committed] if view.result.committed is not None else []
+        if not as_json():  # people see what was written first, then the brokers answering
+            after_commit([entity] if committed else [], lambda: show(_after_confirm(view)))
         if wait is not None and committed:
             view.rollout = follow(store, committed, wait)
-    after_commit([entity] if committed else [], lambda: show(_after_confirm(view)))
+    if as_json():
+        after_commit([entity] if committed else [], lambda: show(view))
     if view.rollout is not None and wait is not None:
         conclude(view.rollout, wait)
 
