@@ -510,9 +510,45 @@ def _b64_field(params: Mapping[str, str], key: str) -> bytes:
 MASK = "******"
 
 
-def digest(value: str) -> str:
-    """A stable fingerprint of a secret: equal values give equal digests, so drift stays visible."""
-    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+DIGEST_PREFIX = "sha256:"
+DIGEST_KEY_ENV = "CONFIGCTL_DIGEST_KEY_FILE"
+"""A file holding the fleet's digest key, shared by every listener and the audit."""
+_MIN_DIGEST_KEY_BYTES = 16
+
+
+def digest(value: str, key: bytes | None = None) -> str:
+    """A stable fingerprint of a secret: equal values give equal digests, so drift stays visible.
+
+    Without a key it is Contract 4's ``sha256:<hex>`` of the value, which anyone holding a
+    snapshot can test guesses against offline. With the fleet's digest key (the same for every
+    listener and the audit) it is HMAC-SHA256 under that key, written the same way: equal values
+    still compare equal across the fleet, but a guess cannot be checked without the key.
+    """
+    data = value.encode("utf-8", "surrogatepass")
+    if key is None:
+        return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
+    return DIGEST_PREFIX + hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def read_digest_key(path: str | None = None) -> bytes | None:
+    """The fleet digest key from ``path`` (else ``$CONFIGCTL_DIGEST_KEY_FILE``); None when not configured.
+
+    The file holds the key itself (trailing whitespace ignored); at least 16 bytes, so it is a
+    key and not a guessable word.
+    """
+    import os
+
+    from configctl.files import read_bytes
+
+    chosen = path or os.environ.get(DIGEST_KEY_ENV) or None
+    if chosen is None:
+        return None
+    key = read_bytes(chosen, "digest key file", limit=4096).strip()
+    if len(key) < _MIN_DIGEST_KEY_BYTES:
+        raise InvalidInput(
+            f"digest key file {chosen}: the key must be at least {_MIN_DIGEST_KEY_BYTES} bytes"
+        )
+    return key
 
 
 def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
@@ -520,6 +556,8 @@ def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) 
     return {key: MASK if is_sensitive(key) else value for key, value in config.items()}
 
 
-def digest_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
+def digest_config(
+    config: Mapping[str, str], is_sensitive: Callable[[str], bool], key: bytes | None = None
+) -> dict[str, str]:
     """``config`` with every sensitive value replaced by its :func:`digest` (for snapshots and audits)."""
-    return {key: digest(value) if is_sensitive(key) else value for key, value in config.items()}
+    return {name: digest(value, key) if is_sensitive(name) else value for name, value in config.items()}

@@ -41,6 +41,7 @@ from configctl import catalogue, crosskey, placement, values
 from configctl.catalogue import LISTENER_PREFIX, ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ValidationFailed
+from configctl.errors import shown as echo
 
 __all__ = [
     "check",
@@ -78,7 +79,7 @@ def coerce(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
     """
     if not isinstance(raw, str):
         return None, f"{key.name}: the value must be a string, not {type(raw).__name__}"
-    shown = "the value" if key.sensitive else repr(raw)
+    shown = "the value" if key.sensitive else echo(raw)
     value, reason = values.parse(key.kafka_type, raw, shown=shown)
     return value, (None if reason is None else f"{key.name}: {reason}")
 
@@ -135,7 +136,7 @@ def _show(value: Any) -> str:
             values.java_double(value) if not math.isinf(value) else ("Infinity" if value > 0 else "-Infinity")
         )
     if isinstance(value, str):
-        return repr(value)
+        return echo(value)
     return str(value)
 
 
@@ -214,7 +215,7 @@ def _check_value(
     if not isinstance(raw, str):
         problems.append(f"{name}: the value must be a string, not {type(raw).__name__}")
         return None
-    shown = "the value" if key.sensitive else repr(raw)
+    shown = "the value" if key.sensitive else echo(raw)
     value, reason = values.parse(key.kafka_type, raw, shown=shown)
     if reason is not None:
         problems.append(f"{name}: {reason}")
@@ -236,7 +237,7 @@ def _unknown(entity: Entity, name: str, pool: Iterable[str]) -> str:
     label = _LABELS[entity.type]
     if entity.type is EntityType.USERS and entity.client is not None:
         label = "user/client quota"
-    message = f"unknown {label} config {name!r}"
+    message = f"unknown {label} config {echo(name)}"
     hint = _topic_synonym_hint(name) if entity.type is EntityType.TOPICS else None
     guess = hint or closest(name, pool)
     if guess is not None:
@@ -277,7 +278,7 @@ def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, p
     if key is None and not allow_custom:
         pool = catalogue.known_names(EntityType.BROKERS)
         if prefixed:
-            message = f"unknown broker config {name!r}"
+            message = f"unknown broker config {echo(name)}"
             guess = closest(base, pool)
             if guess is not None:
                 message += f" (did you mean {name[: len(name) - len(base)] + guess!r}?)"

@@ -47,6 +47,7 @@ def prepare_change(
     *,
     allow_custom: bool = False,
     password_secret: str | None = None,
+    replace: bool = False,
 ) -> ConfigChange:
     """Validate what can be validated alone and put secrets in their stored form.
 
@@ -57,14 +58,14 @@ def prepare_change(
     encoder_settings = {k: add.pop(k) for k in list(add) if k.startswith(PASSWORD_ENCODER_PREFIX)}
     if encoder_settings and entity.type is not EntityType.BROKERS:
         raise InvalidInput("password.encoder.* settings only apply to broker configs")
-    change = ConfigChange(add=add, delete=tuple(delete))
+    change = ConfigChange(add=add, delete=tuple(delete), replace=replace)
     # Check plain keys before touching secrets (a misplaced password config should say so, not
     # ask for an encoder secret); SCRAM keys are checked in their stored form afterwards.
     plain = {k: v for k, v in add.items() if k not in secrets.SCRAM_MECHANISMS}
     validation.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
     stored = _stored_secrets(entity, add, encoder_settings, password_secret)
     validation.check(entity, stored, changed=list(stored), allow_custom=allow_custom)
-    return ConfigChange(add=stored, delete=change.delete)
+    return ConfigChange(add=stored, delete=change.delete, replace=replace)
 
 
 def _stored_secrets(
@@ -130,7 +131,12 @@ def alter(
         # A store that wrote this entity last knows its state; start from that and let the
         # version check catch anyone who wrote since (one round trip instead of two).
         cached = store.last_written(entity) if attempts == 1 and if_version is None and not dry_run else None
-        before = cached or store.read(entity)
+        before = cached or store.read(entity, strict=False)
+        if before.problem is not None and not change.replace:
+            raise InvalidInput(
+                f"{entity.znode} is not a Kafka config node ({before.problem}); "
+                "alter --replace overwrites it with the config given; nothing written"
+            )
         if if_version is not None and before.version != if_version:
             raise Conflict(
                 f"{entity.display} is at version {before.version}, not {if_version} (--if-version); nothing written"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,9 @@ from configctl.cli.options import global_options
 from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
-from configctl.errors import InvalidInput
+from configctl.entities import Entity
+from configctl.errors import InvalidInput, printable
+from configctl.zk.configstore import ConfigStore
 
 
 @click.command(cls=EntityCommand)
@@ -42,6 +45,13 @@ from configctl.errors import InvalidInput
     shell_complete=completion.complete_delete_config,
 )
 @click.option("--dry-run", is_flag=True, help="Validate and show the diff; write nothing.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Write exactly the configs given as the entity's whole config, whatever is stored (repairs a "
+    "node that is not a Kafka config; asks first for such a node, unless --yes).",
+)
+@click.option("--yes", "-y", is_flag=True, help="With --replace: overwrite a corrupt node without asking.")
 @click.option("--if-version", type=int, metavar="V", help="Write only if the config node is at version V.")
 @click.option(
     "--allow-custom-config",
@@ -82,7 +92,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
     assert entity is not None
     added = added_configs(kwargs["add_config"], kwargs["add_config_file"])
     deleted = parse_delete_config(kwargs["delete_config"]) if kwargs["delete_config"] is not None else []
-    if not added and not deleted:
+    if not added and not deleted and not kwargs["replace"]:
         raise InvalidInput("nothing to change: give --add-config, --add-config-file or --delete-config")
     change = writer.prepare_change(
         entity,
@@ -90,14 +100,18 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         deleted,
         allow_custom=kwargs["allow_custom_config"],
         password_secret=kwargs["password_encoder_secret"],
+        replace=kwargs["replace"],
     )
     reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
     with open_store() as store:
+        if_version = kwargs["if_version"]
+        if kwargs["replace"] and not kwargs["dry_run"]:
+            if_version = _confirm_replace(store, entity, if_version, yes=kwargs["yes"])
         result = writer.alter(
             store,
             entity,
             change,
-            if_version=kwargs["if_version"],
+            if_version=if_version,
             dry_run=kwargs["dry_run"],
             allow_custom=kwargs["allow_custom_config"],
             reason=reason,
@@ -114,6 +128,21 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
     if as_json():
         after_commit([result.entity], lambda: show(view))
     conclude(view.rollout, kwargs["wait"])
+
+
+def _confirm_replace(store: ConfigStore, entity: Entity, if_version: int | None, *, yes: bool) -> int | None:
+    """Overwriting a node that is not a Kafka config is confirmed explicitly; the write is then held
+    to the version that was confirmed (a node that moved meanwhile is not overwritten)."""
+    current = store.read(entity, strict=False)
+    if current.problem is None:
+        return if_version
+    question = f"{entity.znode} is not a Kafka config node ({current.problem}). Overwrite it?"
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"{question} Pass --yes to confirm (not on a terminal); nothing written")
+        if not click.confirm(printable(question), default=False, err=True):
+            raise InvalidInput("replace cancelled; nothing was written")
+    return current.version if if_version is None else if_version
 
 
 @dataclass

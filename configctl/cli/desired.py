@@ -24,14 +24,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from configctl import secrets, writer
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options, settings
-from configctl.cli.render import after_commit, before_write, console, emit_json
+from configctl.cli.render import after_commit, before_write, console, emit_json, safe
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.desired import apply as applying
 from configctl.desired import document as desired_files
 from configctl.desired import plan as plans
 from configctl.desired import syntax
 from configctl.entities import TYPE_ORDER, parse_entity_type
-from configctl.errors import InvalidInput
+from configctl.errors import InvalidInput, printable
 from configctl.files import replace_atomically
 from configctl.interrupted import WriteInterrupted
 
@@ -67,6 +67,11 @@ def _file_options(func: Any) -> Any:
             "--allow-running-brokers",
             is_flag=True,
             help="Write broker configs even while Kafka brokers are registered in /brokers/ids.",
+        ),
+        click.option(
+            "--replace-corrupt",
+            is_flag=True,
+            help="Overwrite config nodes that are not Kafka configs (unreadable JSON) with what the file says.",
         ),
         click.option(
             "--password-encoder-secret",
@@ -123,6 +128,7 @@ def plan(
     prune: bool,
     allow_custom_config: bool,
     allow_running_brokers: bool,
+    replace_corrupt: bool,
     password_encoder_secret: str | None,
     out: str | None,
     detail: str | None,
@@ -144,6 +150,7 @@ def plan(
             prune=prune,
             encoder=_encoder(password_encoder_secret),
             allow_running_brokers=allow_running_brokers,
+            replace_corrupt=replace_corrupt,
         )
     if out:
         replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
@@ -175,6 +182,7 @@ def apply(
     prune: bool,
     allow_custom_config: bool,
     allow_running_brokers: bool,
+    replace_corrupt: bool,
     password_encoder_secret: str | None,
     yes: bool,
     reason: str,
@@ -207,6 +215,7 @@ def apply(
             encoder=_encoder(password_encoder_secret),
             allow_running_brokers=allow_running_brokers,
             reason=reason,
+            replace_corrupt=replace_corrupt,
         )
         if saved is not None:
             plans.check_saved_plan(result, saved, file_digest=digest, source=str(plan_file))
@@ -364,7 +373,9 @@ def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
         yield from _closing_line(result)
         return
     for entity_plan in result.entities:
-        if entity_plan.version < 0:
+        if entity_plan.corrupt is not None:
+            mark, note = "~", f"version {entity_plan.version}; not a Kafka config node, replaced whole"
+        elif entity_plan.version < 0:
             mark, note = "+", "new config node"
         elif entity_plan.pruned:
             mark, note = "-", f"version {entity_plan.version}; not in the file: --prune removes its overrides"
@@ -373,7 +384,7 @@ def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
         else:
             mark, note = "~", f"version {entity_plan.version}"
         name = entity_plan.entity.label
-        yield f"{_MARKS[mark]} [bold]{escape(name)}[/] [dim]({note})[/]", f"{mark} {name} ({note})"
+        yield f"{_MARKS[mark]} [bold]{safe(name)}[/] [dim]({note})[/]", printable(f"{mark} {name} ({note})")
         for key in entity_plan.to_json()["keys"]:
             kind, shown = key["kind"], escape(key["name"])
             old, new = _quoted(key["old"]), _quoted(key["new"])
@@ -433,7 +444,15 @@ def export(entity_type: str | None, out_file: str | None, no_secrets: bool) -> N
     """
     types = (parse_entity_type(entity_type),) if entity_type else TYPE_ORDER
     with open_store() as store:
-        stored = [item for etype in types for item in store.read_type(etype)]
+        stored = [item for etype in types for item in store.read_type(etype, strict=False)]
+    for item in stored:
+        if item.problem is not None:  # reported and left out; the rest is exported
+            click.echo(
+                f"warning: {printable(item.entity.znode)} is not a Kafka config node and is left out: "
+                f"{printable(item.problem)}",
+                err=True,
+            )
+    stored = [item for item in stored if item.problem is None]
     configs = [(item.entity, item.config) for item in stored]
     secret_values = 0 if no_secrets else sum(len(desired_files.secret_keys(e, c)) for e, c in configs)
     document = desired_files.to_document(configs, types, include_secrets=not no_secrets)

@@ -42,7 +42,7 @@ def _listed(entities: Sequence[Entity], limit: int = LISTED_SHOWN) -> str:
 
 def moved_since(store: ConfigStore, seen: Mapping[Entity, int]) -> list[Entity]:
     """Entities whose znode version is no longer what the plan saw (pipelined reads)."""
-    now = store.read_many(seen)
+    now = store.read_many(seen, strict=False)
     return [item.entity for item in now if item.version != seen[item.entity]]
 
 

@@ -33,8 +33,9 @@ from configctl.files import read_bytes
 from configctl.zk.configstore import Change, ConfigStore, Stored
 
 PLAN_FORMAT = "configctl-plan/1"
-ENTITY_ACTIONS = ("create", "update", "clear", "prune")
-"""A new config node; a changed one; every override removed; removed by ``--prune`` (not in the file)."""
+ENTITY_ACTIONS = ("create", "update", "clear", "prune", "replace")
+"""A new config node; a changed one; every override removed; removed by ``--prune`` (not in the file);
+a node that was not a Kafka config, overwritten whole (``--replace-corrupt``)."""
 KEY_ACTIONS = ("add", "change", "delete")
 LISTED_SHOWN = 10
 """Entities named in a one-line message before "and N more"."""
@@ -50,10 +51,14 @@ class EntityPlan:
     target: Mapping[str, str]
     diff: tuple[KeyDiff, ...]
     pruned: bool = False
+    corrupt: str | None = None
+    """Why the stored node is not a Kafka config (it is replaced whole: ``--replace-corrupt``)."""
 
     @property
     def action(self) -> str:
         """What happens to the entity as a whole: one of :data:`ENTITY_ACTIONS`."""
+        if self.corrupt is not None:
+            return "replace"
         if self.version < 0:
             return "create"
         if self.pruned:
@@ -83,6 +88,8 @@ class EntityPlan:
                 ],
             }
         )
+        if self.corrupt is not None:
+            document["corrupt"] = self.corrupt
         return document
 
     def shown_configs(self) -> tuple[dict[str, str], dict[str, str]]:
@@ -185,14 +192,26 @@ def compute_plan(
     *,
     prune: bool = False,
     encoder: secrets.PasswordEncoder | None = None,
+    replace_corrupt: bool = False,
 ) -> Plan:
     """The changes that make ZooKeeper match ``desired``.
 
     ``stored`` must hold every listed entity (absent ones with version -1) and, with ``prune``,
     every existing entity of the types the file has a section for. ``encoder`` is needed only
-    when the file gives a broker password config in plain text.
+    when the file gives a broker password config in plain text. A node that is not a Kafka config
+    (``Stored.problem``) is refused unless ``replace_corrupt`` says to overwrite it whole.
     """
     by_entity = {s.entity: s for s in stored}
+    corrupt = [
+        s for s in by_entity.values() if s.problem is not None and (s.entity in desired.configs or prune)
+    ]
+    if corrupt and not replace_corrupt:
+        shown = ", ".join(f"{s.entity.label} ({s.problem})" for s in corrupt[:3])
+        more = f" and {len(corrupt) - 3} more" if len(corrupt) > 3 else ""
+        raise InvalidInput(
+            f"{len(corrupt)} node(s) are not Kafka config nodes: {shown}{more}; "
+            "--replace-corrupt overwrites them with what the file says"
+        )
     plans: list[EntityPlan] = []
     seen: dict[Entity, int] = {}
     problems: list[str] = []
@@ -208,8 +227,17 @@ def compute_plan(
             for key, value in secret_keys(entity, current.config).items():
                 target.setdefault(key, value)
         changes = diff(current.config, target)
-        if changes:
-            plans.append(EntityPlan(entity, current.version, dict(current.config), target, tuple(changes)))
+        if changes or current.problem is not None:
+            plans.append(
+                EntityPlan(
+                    entity,
+                    current.version,
+                    dict(current.config),
+                    target,
+                    tuple(changes),
+                    corrupt=current.problem,
+                )
+            )
     if problems:
         raise InvalidInput("; ".join(problems))
     if prune:
@@ -219,10 +247,16 @@ def compute_plan(
             seen[item.entity] = item.version
             target = secret_keys(item.entity, item.config) if desired.secrets_omitted else {}
             changes = diff(item.config, target)
-            if changes:
+            if changes or item.problem is not None:
                 plans.append(
                     EntityPlan(
-                        item.entity, item.version, dict(item.config), target, tuple(changes), pruned=True
+                        item.entity,
+                        item.version,
+                        dict(item.config),
+                        target,
+                        tuple(changes),
+                        pruned=True,
+                        corrupt=item.problem,
                     )
                 )
     plans.sort(key=lambda p: p.entity.sort_key())
@@ -289,7 +323,7 @@ def read_for_plan(store: ConfigStore, desired: DesiredState, *, prune: bool) -> 
     if prune:
         for etype in desired.types:
             wanted.update(dict.fromkeys(store.entities(etype)))
-    return store.read_many(wanted)
+    return store.read_many(wanted, strict=False)
 
 
 def make_plan(
@@ -300,10 +334,17 @@ def make_plan(
     encoder: secrets.PasswordEncoder | None = None,
     allow_running_brokers: bool = False,
     reason: str = "",
+    replace_corrupt: bool = False,
 ) -> Plan:
     """The plan from ZooKeeper's state to ``desired``, refused when Kafka's admin path would refuse
     it, a cross-key rule breaks, or a policy says no (the checks every write path makes)."""
-    plan = compute_plan(desired, read_for_plan(store, desired, prune=prune), prune=prune, encoder=encoder)
+    plan = compute_plan(
+        desired,
+        read_for_plan(store, desired, prune=prune),
+        prune=prune,
+        encoder=encoder,
+        replace_corrupt=replace_corrupt,
+    )
     if plan.entities:
         entities = [e.entity for e in plan.entities]
         writer.check_kafka_rules(store, entities, allow_running_brokers=allow_running_brokers)

@@ -283,11 +283,11 @@ def test_summary_counts_entity_actions_and_key_changes_per_type():
     result = plan.compute_plan(state(text), stored, prune=True)
     assert result.summary() == {
         "topics": {
-            "entities": {"create": 1, "update": 1, "clear": 1, "prune": 1},
+            "entities": {"create": 1, "update": 1, "clear": 1, "prune": 1, "replace": 0},
             "keys": {"add": 2, "change": 1, "delete": 3},
         },
         "users": {
-            "entities": {"create": 0, "update": 1, "clear": 0, "prune": 0},
+            "entities": {"create": 0, "update": 1, "clear": 0, "prune": 0, "replace": 0},
             "keys": {"add": 0, "change": 1, "delete": 0},
         },
     }

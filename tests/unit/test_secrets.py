@@ -812,3 +812,34 @@ def test_masking_never_leaks(config):
     assert set(masked.values()) <= {MASK}
     assert all(v.startswith("sha256:") and len(v) == 7 + 64 for v in digested.values())
     assert mask_config(config, lambda k: False) == digest_config(config, lambda k: False) == config
+
+
+# -- keyed digests (issue 13: digests a weak secret cannot be guessed from offline) ----------------
+
+
+def test_without_a_key_the_digest_is_contract_4s_sha256_of_the_value():
+    import hashlib as _hashlib
+
+    assert digest("pw") == "sha256:" + _hashlib.sha256(b"pw").hexdigest()
+
+
+def test_a_fleet_key_makes_digests_unguessable_yet_comparable():
+    key = b"0123456789abcdef-fleet"
+    assert digest("pw", key) == digest("pw", key)  # equal values still compare equal across the fleet
+    assert digest("pw", key) != digest("pw")  # but a guess cannot be checked without the key
+    assert digest("pw", key) != digest("pw", b"another-key-0123456")
+    assert digest("pw", key).startswith("sha256:") and len(digest("pw", key)) == len("sha256:") + 64
+
+
+def test_the_digest_key_file_is_read_and_checked(tmp_path, monkeypatch):
+    from configctl.secrets import DIGEST_KEY_ENV, read_digest_key
+
+    monkeypatch.delenv(DIGEST_KEY_ENV, raising=False)
+    assert read_digest_key() is None
+    path = tmp_path / "key"
+    path.write_bytes(b"0123456789abcdef-fleet\n")
+    monkeypatch.setenv(DIGEST_KEY_ENV, str(path))
+    assert read_digest_key() == b"0123456789abcdef-fleet"
+    path.write_bytes(b"short")
+    with pytest.raises(InvalidInput, match="at least 16 bytes"):
+        read_digest_key()
