@@ -154,8 +154,8 @@ def library_apply(
     with ConfigStore.connect(
         ConnectionSettings(connect, timeout=30), identity="bench", history_limit=history_limit
     ) as store:
-        store.ensure_path(CHANGES_PATH)  # same starting point as the raw side
-        store.ensure_path("/config/topics")
+        store.session.ensure_path(CHANGES_PATH)  # same starting point as the raw side
+        store.session.ensure_path("/config/topics")
         started = time.perf_counter()
         state = desired_files.load(file)
         loaded = time.perf_counter()

@@ -271,7 +271,12 @@ class HistoryRecord:
 
 
 class HistoryZNodes:
-    """``/configctl/history/<entity path>/v<version>_<sequence>``: one node per recorded write."""
+    """``/configctl/history/<entity path>``: an entity's recorded writes.
+
+    The directory node's own data is the entity's first recorded write (it is created with that
+    write); every later write is a child ``v<version>_<sequence>``. One node per write, without a
+    separate (empty) directory node: a bulk apply of new entities writes three nodes per entity.
+    """
 
     ROOT = f"{CONFIGCTL_ROOT}/history"
     PREFIX = "v"

@@ -51,8 +51,8 @@ MAX_MULTI_BYTES = 900_000
 MAX_MULTI_OPS = 1000
 MAX_CONFIG_BYTES = 850_000
 """The largest config node configctl writes: it must fit one multi with its notification."""
-_OPS_PER_CHANGE = 4  # config node, notification, history directory (first write only), history record
-_OPS_PER_REMOVAL = 6  # up to three deletes (node, clients directory, user) instead of the config node
+OPS_PER_CHANGE = 3  # config node, notification, history record (a new entity's is its history directory)
+_OPS_PER_REMOVAL = 5  # up to three deletes (node, clients directory, user) instead of the config node
 _CLEANED_TYPES = (EntityType.USERS, EntityType.CLIENTS, EntityType.IPS)
 
 
@@ -426,18 +426,20 @@ class ConfigStore:
             )
             if self.history_limit > 0:
                 directory = HistoryZNodes.directory(entity)
+                record = _history_record(change, new_version, now_ms, self.identity, reason, len(data))
                 if directory in reads.missing_history_dirs:
                     new_history_dirs.add(directory)
-                    # Created in the same multi: an entity's history directory only ever appears
-                    # with a write to that entity, which this multi's version check also guards.
-                    transaction.create(directory, b"", acl=acls.acl_for(directory))
-                record = _history_record(change, new_version, now_ms, self.identity, reason, len(data))
-                transaction.create(
-                    HistoryZNodes.sequential_path(entity, new_version),
-                    record,
-                    acl=acls.acl_for(directory + "/"),
-                    sequence=True,
-                )
+                    # Created in the same multi, holding this first record itself (one node fewer per
+                    # entity): an entity's history directory only ever appears with a write to that
+                    # entity, which this multi's version check also guards.
+                    transaction.create(directory, record, acl=acls.acl_for(directory))
+                else:
+                    transaction.create(
+                        HistoryZNodes.sequential_path(entity, new_version),
+                        record,
+                        acl=acls.acl_for(directory + "/"),
+                        sequence=True,
+                    )
         return _Prepared(list(changes), transaction, notification_ops, new_history_dirs, reads.removals)
 
     def _finish(self, prepared: _Prepared, results: list[Any]) -> list[Committed]:
@@ -497,20 +499,26 @@ class ConfigStore:
     # -- history --------------------------------------------------------------------------------
 
     def history(self, entity: Entity) -> list[HistoryRecord]:
-        """Recorded writes of an entity, newest first (malformed records are skipped with a warning)."""
+        """Recorded writes of an entity, newest first (malformed records are skipped with a warning).
+
+        The entity's first recorded write is the history directory's own data (it is created with
+        that write, one node fewer per entity); every later write is a child record.
+        """
         directory = HistoryZNodes.directory(entity)
-        names = [n for n in self.session.children(directory) if HistoryZNodes.is_record(n)]
+        names = sorted(
+            (n for n in self.session.children(directory) if HistoryZNodes.is_record(n)),
+            key=HistoryZNodes.order,
+        )
+        found = self.session.get_many([directory, *(f"{directory}/{n}" for n in names)])
         records = []
-        for name, found in zip(
-            names, self.session.get_many([f"{directory}/{n}" for n in names]), strict=True
-        ):
-            if found is None:
+        for name, node in zip(["", *names], found, strict=True):
+            if node is None or not node[0]:
                 continue
             try:
-                records.append(HistoryZNodes.decode(found[0]))
+                records.append(HistoryZNodes.decode(node[0]))
             except InvalidInput:
                 log.warning("skipping malformed history record %s/%s", directory, name)
-        records.sort(key=lambda r: (r.version, r.time_ms), reverse=True)
+        records.reverse()
         return records
 
     def _trim_histories(self, entities: Sequence[Entity]) -> None:
@@ -519,9 +527,20 @@ class ConfigStore:
             return
         directories = [HistoryZNodes.directory(e) for e in entities]
         excess: list[str] = []
-        for directory, names in zip(directories, self.session.children_many(directories), strict=True):
+        cleared: list[str] = []
+        listed = self.session.children_many(directories)
+        heads = self.session.get_many(directories)
+        for directory, names, head in zip(directories, listed, heads, strict=True):
             records = sorted((n for n in names or () if HistoryZNodes.is_record(n)), key=HistoryZNodes.order)
-            excess.extend(f"{directory}/{n}" for n in records[: max(0, len(records) - self.history_limit)])
+            with_head = len(records) + (1 if head is not None and head[0] else 0)
+            surplus = max(0, with_head - self.history_limit)
+            if head is not None and head[0] and surplus:
+                cleared.append(directory)  # the directory's own record is the oldest: it goes first
+                surplus -= 1
+            excess.extend(f"{directory}/{n}" for n in records[:surplus])
+        for directory in cleared:
+            with translate_errors(f"trim {directory}"):
+                self.client.set_async(directory, b"").get(timeout=self.timeout)
         self.session.delete_nodes(excess)
 
     # -- notifications --------------------------------------------------------------------------
@@ -600,7 +619,7 @@ def batches(changes: Sequence[Change]) -> Iterator[list[Change]]:
     size = ops = 0
     for change in changes:
         cost = _change_size(change)
-        change_ops = _OPS_PER_CHANGE if change.config else _OPS_PER_REMOVAL
+        change_ops = OPS_PER_CHANGE if change.config else _OPS_PER_REMOVAL
         if batch and (size + cost > MAX_MULTI_BYTES or ops + change_ops > MAX_MULTI_OPS):
             yield batch
             batch, size, ops = [], 0, 0

@@ -21,7 +21,7 @@ from configctl.desired import plan
 from configctl.entities import Entity, EntityType
 from configctl.errors import PartiallyWritten
 from configctl.secrets import verify_scram_password
-from configctl.zk.configstore import MAX_MULTI_OPS, Change, ConfigStore, batches
+from configctl.zk.configstore import MAX_MULTI_OPS, OPS_PER_CHANGE, Change, ConfigStore, batches
 from configctl.zk.connection import ConnectionSettings
 from configctl.znodes import encode_entity_config
 
@@ -296,7 +296,7 @@ def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_conne
 
 
 def test_a_change_landing_between_batches_is_reported_exactly(zk_connect, zk):
-    count = MAX_MULTI_OPS // 4 + 10  # two batches
+    count = MAX_MULTI_OPS // OPS_PER_CHANGE + 10  # two batches
     text = "topics:\n" + "".join(f"  t{i:04d}: {{retention.ms: {i}}}\n" for i in range(count))
     with ConfigStore.connect(zk_connect) as store:
         shown = plan.make_plan(store, desired.parse(text, source="f"))
@@ -359,7 +359,7 @@ def test_zookeeper_killed_mid_apply_names_what_was_committed(restartable_zk):
         shown = plan.make_plan(store, desired.parse(many_topics(2000), source="bulk.yaml"))
         changes = shown.changes()
         groups = list(batches(changes))
-        assert len(groups) == 8
+        assert len(groups) >= 6  # several batches, so some are in flight when it dies
 
         def kill_after_the_first_batch(batch):
             if batch[0].entity == groups[0][0].entity:
@@ -572,7 +572,7 @@ def test_a_long_plan_is_summarized_by_plan_and_apply_unless_full(zk_connect, tmp
     assert full.returncode == 2 and len(full.stdout.splitlines()) == 1201
     assert json.loads(cli(zk_connect, "plan", "-f", file, "-o", "json").stdout)["summary"] == {
         "topics": {
-            "entities": {"create": 600, "update": 0, "clear": 0, "prune": 0},
+            "entities": {"create": 600, "update": 0, "clear": 0, "prune": 0, "replace": 0},
             "keys": {"add": 600, "change": 0, "delete": 0},
         }
     }
