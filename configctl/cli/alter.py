@@ -15,6 +15,7 @@ from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options
 from configctl.cli.render import after_commit, diff_json, diff_table, entity_label, safe, show
+from configctl.cli.rollout import canary_alter, canary_options, requested
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.errors import InvalidInput
@@ -62,6 +63,7 @@ from configctl.errors import InvalidInput
 )
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the entity's history.")
 @wait_option
+@canary_options
 @global_options
 @click.pass_context
 def alter(ctx: click.Context, **kwargs: Any) -> None:
@@ -92,6 +94,8 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         password_secret=kwargs["password_encoder_secret"],
     )
     reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
+    if requested():  # --canary: a rollout (configctl/rollout/canary.py)
+        return canary_alter(entity, change, reason, kwargs)
     with open_store() as store:
         result = writer.alter(
             store,
