@@ -122,11 +122,12 @@ def to_follow(committed: Sequence[Committed], entities: Sequence[Entity], run: R
     settled after a lost connection), every change since the rollout began counts for them."""
     if committed and all(c.change_number is not None for c in committed):
         return [fleet.Written(c.entity, int(c.change_number)) for c in committed]  # type: ignore[arg-type]
-    floor = (run.record.baseline_change or 0) + 1
-    latest = fleet.latest_change_number(run.active.session) or floor
+    baseline = run.record.baseline_change
+    floor = 0 if baseline is None else baseline + 1
+    latest = fleet.latest_change_number(run.active.session)
     written = [fleet.Written(e, floor) for e in entities]
     if written:
-        written.append(fleet.Written(entities[0], max(latest, floor)))
+        written.append(fleet.Written(entities[0], floor if latest is None else max(latest, floor)))
     return written
 
 
