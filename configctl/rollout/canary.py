@@ -338,13 +338,14 @@ def _stop(work: Run, failure: str) -> None:
 
 
 def _taken_over(work: Run, exc: TakenOver) -> None:
-    current = exc.current
-    if current is not None and current.state in (rec.ABORTED, rec.ABORTING):
-        work.report.outcome = steps.ABORTED if current.state == rec.ABORTED else steps.STOPPED
+    current = nodes.settled(work.active.session, work.active.id, exc.current)
+    if current is not None and current.state == rec.ABORTED:
+        work.report.outcome = steps.ABORTED
         work.report.failure = f"aborted by someone else ({_last_event(current)})"
+        work.report.restored = sorted(p.entity.path for p in work.active.planned)
     else:
         work.report.outcome = steps.STOPPED
-        work.report.failure = str(exc)
+        work.report.failure = str(TakenOver(current))
 
 
 def _last_event(record: Record) -> str:

@@ -119,6 +119,19 @@ def read_record(session: ZkSession, rollout_id: str) -> tuple[Record, int] | Non
     return Record.decode(found[0]), found[1].version
 
 
+def settled(
+    session: ZkSession, rollout_id: str, current: Record | None, timeout: float = 15.0
+) -> Record | None:
+    """The record once an abort someone else started has finished (or ``timeout`` passed)."""
+    deadline = time.monotonic() + timeout
+    while current is not None and current.state == rec.ABORTING and time.monotonic() < deadline:
+        time.sleep(SETTLE_PAUSE)
+        with contextlib.suppress(InvalidInput):
+            found = read_record(session, rollout_id)
+            current = found[0] if found else None
+    return current
+
+
 def load(session: ZkSession, rollout_id: str) -> Loaded:
     """The record, its plan, what is left to undo, and who runs it (NotFound when there is none)."""
     found = read_record(session, rollout_id)
@@ -577,13 +590,14 @@ class Active:
 
     def _finish_ops(self, used: int) -> tuple[list[NodeOp], list[str]]:
         """Deletes that end a rollout (owner, claims, plan chunks): as many as fit in the multi, and the rest."""
-        paths: list[str] = []
-        owner = RolloutZNode.owner(self.id)
-        if self.session.exists(owner) is not None:
-            paths.append(owner)
+        # the children there really are: a rollout that died while recording its plan has fewer chunks
+        paths = [
+            f"{self.path}/{name}"
+            for name in self.session.children(self.path)
+            if name == RolloutZNode.OWNER or name.startswith(RolloutZNode.PLAN_PREFIX)
+        ]
         claims = holders(self.session, list(self.record.entities))
         paths += [RolloutZNode.claim(p) for p, (holder, _) in claims.items() if holder == self.id]
-        paths += [RolloutZNode.plan(self.id, i) for i in range(self.record.plan_chunks)]
         room = max(0, MAX_OPS - used - 1)
         return [NodeOp("delete", p) for p in paths[:room]], paths[room:]
 

@@ -89,9 +89,11 @@ def run(active: Active, observer: Observer | None = None) -> Report:
     try:
         _run(work)
     except TakenOver as exc:
-        current = exc.current
+        current = nodes.settled(active.session, active.id, exc.current)
         aborted = current is not None and current.state == rec.ABORTED
         work.report.outcome = steps.ABORTED if aborted else steps.STOPPED
+        if aborted:
+            work.report.restored = sorted(e.path for e in active.written())
         work.report.failure = (
             f"the rollout was taken over by someone else (now {current.state if current else 'gone'})"
         )

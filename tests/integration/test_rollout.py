@@ -303,6 +303,38 @@ def test_a_hanging_check_is_killed_at_its_timeout_and_the_canary_aborts(
     assert snapshot(zk, ["/config/brokers/1", DEFAULT]) == before
 
 
+def test_a_promoted_change_a_non_canary_broker_refuses_exits_9_and_stays_promoted(
+    zk_connect, zk, fleet_of_three
+):
+    # broker 1 has no plugin: the canary passes there, and broker 2's plugin refuses the new default
+    result = cli(
+        zk_connect, "alter", "--broker-defaults", "--add-config", "log.retention.ms=1000", "--canary", "1",
+        "--wait", "30", "-o", "json",
+    )  # fmt: skip
+    assert result.returncode == 9, result.stderr
+    assert document(result)["outcome"] == "promoted"
+    assert {b["broker_id"]: b["status"] for b in document(result)["rollout"]["brokers"]}[2] == "rejected"
+    assert (
+        "promoted the change to brokers/<default>" in result.stderr and "broker 2 refused it" in result.stderr
+    )
+    assert config(zk, DEFAULT) == {"log.retention.ms": "1000"} and raw(zk, "/config/brokers/1") is None
+
+
+def test_a_canary_dry_run_and_a_change_that_changes_nothing_write_nothing(zk_connect, zk, fleet_of_three):
+    zk.create(DEFAULT, b'{"version":1,"config":{"log.retention.ms":"7200000"}}', makepath=True)
+    same = cli(
+        zk_connect, "alter", "--broker-defaults", "--add-config", "log.retention.ms=7200000", "--canary", "1"
+    )
+    assert same.returncode == 0 and "no rollout was started" in same.stdout
+    dry = cli(
+        zk_connect, "alter", "--broker-defaults", "--add-config", "log.retention.ms=3600000", "--canary", "1",
+        "--dry-run", "-o", "json",
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert document(dry)["dry_run"] is True and document(dry)["canary_entities"] == ["brokers/1"]
+    assert raw(zk, "/config/brokers/1") is None and records(zk) == {}
+
+
 def test_a_canary_broker_that_already_overrides_the_key_is_refused_and_nothing_is_written(
     zk_connect, zk, fleet_of_three
 ):
@@ -381,6 +413,24 @@ def test_a_killed_canary_is_finished_with_rollout_abort(zk_connect, zk, fleet_of
     )
     again = cli(zk_connect, "rollout", "abort", rollout_id)
     assert again.returncode == 5 and "already ended (aborted)" in again.stderr
+
+
+def test_rollout_abort_stops_a_canary_whose_process_still_runs(zk_connect, zk, fleet_of_three):
+    before = snapshot(zk, ["/config/brokers/2", DEFAULT])
+    process = start(
+        zk_connect, "alter", "--broker-defaults", "--add-config", "log.retention.ms=7200000", "--canary", "2",
+        "--soak", "120s", "-o", "json",
+    )  # fmt: skip
+    rollout_id = _wait_for_soak(zk, process)
+    started = time.monotonic()
+    aborted = cli(zk_connect, "rollout", "abort", rollout_id)
+    assert aborted.returncode == 0, aborted.stderr
+    out, err = process.communicate(timeout=60)
+    assert time.monotonic() - started < 60  # the soak noticed at once, it did not sit out its 120 s
+    assert process.returncode == 11, err
+    assert json.loads(out)["failure"].startswith("aborted by someone else")
+    assert snapshot(zk, ["/config/brokers/2", DEFAULT]) == before
+    assert records(zk)[rollout_id]["state"] == "aborted"
 
 
 def test_a_killed_canary_is_finished_with_rollout_resume(zk_connect, zk, fleet_of_three):
