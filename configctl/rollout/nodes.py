@@ -249,7 +249,7 @@ def create(store: ConfigStore, record: Record, planned: Sequence[Planned]) -> Ac
     session = store.session
     session.ensure_path(RolloutZNode.ROOT)
     session.ensure_path(RolloutZNode.CLAIMS)
-    paths = list(dict.fromkeys(record.entities))
+    paths = list(dict.fromkeys([*record.entities, *(p.entity.path for p in planned)]))
     busy, stale = open_holders(session, paths)
     if busy:
         raise Conflict(busy_message(busy))
@@ -354,6 +354,10 @@ class Active:
     @property
     def path(self) -> str:
         return RolloutZNode.path(self.id)
+
+    def entity_paths(self) -> list[str]:
+        """Every entity the rollout touches (what it claims)."""
+        return list(dict.fromkeys([*self.record.entities, *(p.entity.path for p in self.planned)]))
 
     def written(self) -> dict[Entity, Undo]:
         """Every entity written and not undone yet, with its undo."""
@@ -596,7 +600,7 @@ class Active:
             for name in self.session.children(self.path)
             if name == RolloutZNode.OWNER or name.startswith(RolloutZNode.PLAN_PREFIX)
         ]
-        claims = holders(self.session, list(self.record.entities))
+        claims = holders(self.session, self.entity_paths())
         paths += [RolloutZNode.claim(p) for p, (holder, _) in claims.items() if holder == self.id]
         room = max(0, MAX_OPS - used - 1)
         return [NodeOp("delete", p) for p in paths[:room]], paths[room:]

@@ -220,6 +220,9 @@ class Record:
     options: Options
     waves: int
     entities: tuple[str, ...]
+    """Entities it touches that its plan does not list (a canary's ``brokers/<default>``); a plan can
+    be far larger than one node, so its own entities are only in its ``plan-NNNN`` chunks."""
+    entity_count: int
     plan_chunks: int
     baseline_change: int | None
     step: dict[str, Any] = field(default_factory=dict)
@@ -257,6 +260,7 @@ class Record:
             "options": self.options.to_json(),
             "waves": self.waves,
             "entities": list(self.entities),
+            "entity_count": self.entity_count,
             "plan_chunks": self.plan_chunks,
             "undo_chunks": self.undo_chunks,
             "baseline_change": self.baseline_change,
@@ -288,6 +292,7 @@ class Record:
                 options=Options.from_json(document.get("options") or {}),
                 waves=int(document.get("waves") or 1),
                 entities=tuple(str(p) for p in document.get("entities") or ()),
+                entity_count=int(document.get("entity_count") or 0),
                 plan_chunks=int(document.get("plan_chunks") or 0),
                 undo_chunks=int(document.get("undo_chunks") or 0),
                 baseline_change=document.get("baseline_change"),

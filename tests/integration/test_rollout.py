@@ -583,6 +583,42 @@ def test_revert_on_failure_leaves_every_byte_as_before(zk_connect, zk, fleet_of_
     )
 
 
+def test_killed_waves_are_finished_with_rollout_resume(zk_connect, zk, fleet_of_three, tmp_path):
+    desired = _desired(tmp_path, dict.fromkeys(TOPICS, "86400000"))
+    process = start(zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "3", "--soak", "3s")
+
+    def second_wave_soaking() -> str | None:
+        assert process.poll() is None, process.communicate()
+        for rollout_id, record in open_records(zk).items():
+            if record["step"].get("wave") == 2 and record["step"].get("activity") == "soaking":
+                return rollout_id
+        return None
+
+    rollout_id = wait_for(second_wave_soaking, timeout=60, message="wave 2 to soak")
+    process.send_signal(signal.SIGKILL)
+    process.communicate()
+    assert raw(zk, "/config/topics/d") is None  # wave 3 had not gone out
+    wait_for(
+        lambda: zk.exists(f"{ROLLOUTS}/{rollout_id}/owner") is None,
+        timeout=30,
+        message="the session to expire",
+    )
+    resumed = cli(zk_connect, "rollout", "resume", rollout_id, "-o", "json")
+    assert resumed.returncode == 0, resumed.stderr
+    report = document(resumed)
+    assert report["outcome"] == "completed"
+    assert [(s.get("wave"), s["part"]) for s in report["steps"]] == [
+        (2, "wait"),
+        (2, "soak"),
+        (3, "write"),
+        (3, "wait"),
+        (3, "soak"),
+    ]
+    for topic in TOPICS:
+        assert config(zk, f"/config/topics/{topic}") == {"retention.ms": "86400000"}
+    assert records(zk)[rollout_id]["state"] == "completed" and open_claims(zk) == []
+
+
 # -- races and kills ------------------------------------------------------------------------------------
 
 
