@@ -7,8 +7,9 @@ Kafka's nodes (Contract 1), which a real Kafka broker must read and ``kafka-conf
   (brokers before KIP-55 wrote version 1 with ``entity_type``/``entity_name``, which we still read).
 
 configctl's own nodes, under ``/configctl`` (never inside ``/config``): a history record per
-write (:class:`HistoryZNodes`), a running listener's state (:class:`BrokerStateZNode`) and a
-broker's persistent fleet record (:class:`FleetRecordZNode`).
+write (:class:`HistoryZNodes`), a running listener's state (:class:`BrokerStateZNode`), a
+broker's persistent fleet record (:class:`FleetRecordZNode`) and a rollout's record
+(:class:`RolloutZNode`).
 
 The Kafka encoders reproduce Jackson's compact output byte for byte (key order included) and the
 decoders are strict: a node that does not look exactly like Kafka's is reported with a one-line
@@ -22,6 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, unquote
 
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
@@ -405,3 +407,54 @@ class FleetRecordZNode:
     @staticmethod
     def decode(data: bytes) -> dict[str, Any]:
         return _parse_json_object(data, "fleet record")
+
+
+class RolloutZNode:
+    """``/configctl/rollouts/<id>``: a canary or wave rollout's record (Contract 8), persistent.
+
+    While a rollout is open its record says what it plans and how far it got; children hold the
+    rest, each written in the same multi as what it describes: ``plan-NNNN`` (the writes it
+    plans, in chunks), ``undo-NNNN`` (the exact previous bytes of the entities one multi wrote,
+    created by that multi) and ``owner`` (ephemeral: a process is running it right now). Every
+    entity an open rollout touches is claimed under :attr:`CLAIMS` (one node per entity path),
+    which is how a second rollout touching it is refused, atomically.
+    """
+
+    ROOT = f"{CONFIGCTL_ROOT}/rollouts"
+    CLAIMS = f"{CONFIGCTL_ROOT}/rollout-claims"
+    OWNER = "owner"
+    PLAN_PREFIX = "plan-"
+    UNDO_PREFIX = "undo-"
+
+    @classmethod
+    def path(cls, rollout_id: str) -> str:
+        return f"{cls.ROOT}/{rollout_id}"
+
+    @classmethod
+    def owner(cls, rollout_id: str) -> str:
+        return f"{cls.ROOT}/{rollout_id}/{cls.OWNER}"
+
+    @classmethod
+    def plan(cls, rollout_id: str, index: int) -> str:
+        return f"{cls.ROOT}/{rollout_id}/{cls.PLAN_PREFIX}{index:04d}"
+
+    @classmethod
+    def undo(cls, rollout_id: str, index: int) -> str:
+        return f"{cls.ROOT}/{rollout_id}/{cls.UNDO_PREFIX}{index:06d}"
+
+    @classmethod
+    def claim(cls, entity_path: str) -> str:
+        """One flat node name per entity path (``users/a%20b/clients/c`` -> ``users%2Fa%2520b%2Fclients%2Fc``)."""
+        return f"{cls.CLAIMS}/{quote(entity_path, safe='')}"
+
+    @classmethod
+    def claimed_path(cls, node_name: str) -> str:
+        return unquote(node_name)
+
+    @staticmethod
+    def encode(document: Mapping[str, Any]) -> bytes:
+        return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+    @staticmethod
+    def decode(data: bytes) -> dict[str, Any]:
+        return _parse_json_object(data, "rollout node")

@@ -92,4 +92,18 @@ step "The Spark audit finds it (server.properties skew, per-broker overrides, a 
 show configctl audit --snapshots "$work/state" --html "$work/audit.html"
 echo "(the tour removes its work directory, report included, when it ends)"
 
+step "A canary: a cluster-wide change runs on broker 1 first, then is promoted to every broker"
+show configctl alter --broker-defaults --add-config 'log.cleaner.threads=2' --canary 1 --soak 2s \
+  --check 'configctl status --broker "$CONFIGCTL_CANARY_BROKERS" >/dev/null' --wait 20 --reason "tour canary"
+show configctl describe --broker-defaults
+show configctl describe --broker 1
+show configctl history --broker 1
+
+step "A canary whose health check fails is aborted: broker 2 gets its exact previous bytes back, <default> is untouched"
+show configctl alter --broker-defaults --add-config 'num.io.threads=16' --canary 2 --wait 20 \
+  --check 'echo "p99 produce latency 250 ms > 100 ms on broker $CONFIGCTL_CANARY_BROKERS" >&2; exit 1' \
+  || echo "(exit status $?: the canary was aborted and undone)"
+show configctl describe --broker 2
+show configctl rollout list
+
 step "Done: stopping the listeners and ZooKeeper"

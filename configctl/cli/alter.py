@@ -16,6 +16,7 @@ from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options
 from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
+from configctl.cli.rollout import canary_alter, canary_options, requested
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.entities import Entity
@@ -72,6 +73,7 @@ from configctl.zk.configstore import ConfigStore
 )
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the entity's history.")
 @wait_option
+@canary_options
 @global_options
 @click.pass_context
 def alter(ctx: click.Context, **kwargs: Any) -> None:
@@ -103,6 +105,8 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         replace=kwargs["replace"],
     )
     reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
+    if requested():  # --canary: a rollout (configctl/rollout/canary.py)
+        return canary_alter(entity, change, reason, kwargs)
     with open_store() as store:
         if_version = kwargs["if_version"]
         if kwargs["replace"] and not kwargs["dry_run"]:

@@ -31,6 +31,7 @@ _COMMANDS: dict[str, str] = {
     "rollback": "configctl.cli.history:rollback",
     "config": "configctl.cli.config:config",
     "status": "configctl.cli.status:status",
+    "rollout": "configctl.cli.rollout:rollout",
 }
 
 

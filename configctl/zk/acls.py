@@ -19,11 +19,12 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, Id, Permission
 
 from configctl.entities import CONFIG_ROOT, EntityType
 from configctl.zk.connection import ConnectionSettings
-from configctl.znodes import HistoryZNodes
+from configctl.znodes import HistoryZNodes, RolloutZNode
 
 _SENSITIVE_TYPES = (EntityType.USERS, EntityType.BROKERS)
-SENSITIVE_ROOTS: tuple[str, ...] = tuple(
-    f"{root}/{etype.value}" for root in (CONFIG_ROOT, HistoryZNodes.ROOT) for etype in _SENSITIVE_TYPES
+SENSITIVE_ROOTS: tuple[str, ...] = (
+    *(f"{root}/{etype.value}" for root in (CONFIG_ROOT, HistoryZNodes.ROOT) for etype in _SENSITIVE_TYPES),
+    RolloutZNode.ROOT,  # a rollout records the previous bytes of the entities it writes, users' included
 )
 
 

@@ -53,7 +53,8 @@ MAX_CONFIG_BYTES = 850_000
 """The largest config node configctl writes: it must fit one multi with its notification."""
 OPS_PER_CHANGE = 3  # config node, notification, history record (a new entity's is its history directory)
 _OPS_PER_REMOVAL = 5  # up to three deletes (node, clients directory, user) instead of the config node
-_CLEANED_TYPES = (EntityType.USERS, EntityType.CLIENTS, EntityType.IPS)
+CLEANED_TYPES = (EntityType.USERS, EntityType.CLIENTS, EntityType.IPS)
+"""Types whose emptied nodes are deleted, as Kafka 3.5+ does (a rollout predicts it to undo it)."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +77,41 @@ class Stored:
 
 @dataclass(frozen=True)
 class Change:
-    """One entity's new config, to be written only if the node still has ``expected_version``."""
+    """One entity's new config, to be written only if the node still has ``expected_version``.
+
+    A rollout that undoes its own writes restores a node's exact previous bytes, which Kafka or
+    another tool may have encoded differently: ``exact`` is then written as is (``config`` is
+    what it decodes to, for the history record), and ``remove_node`` deletes a node that did not
+    exist before.
+    """
 
     entity: Entity
     config: dict[str, str]
     expected_version: int
     previous: dict[str, str] = field(default_factory=dict)
+    exact: bytes | None = None
+    remove_node: bool = False
+
+    @property
+    def data(self) -> bytes:
+        """The bytes the config node gets."""
+        return self.exact if self.exact is not None else encode_entity_config(self.config)
+
+
+@dataclass(frozen=True)
+class NodeOp:
+    """A node outside ``/config`` written in the same multi as configs, so both land or neither does
+    (a rollout's record, its claims on entities, the owner of a running rollout).
+
+    ``action`` is ``create`` (``ephemeral`` for a node that lives with this session), ``set`` and
+    ``delete`` (checked against ``version``; -1 is any) or ``check`` (the node is at ``version``).
+    """
+
+    action: str
+    path: str
+    data: bytes = b""
+    version: int = -1
+    ephemeral: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,16 +274,20 @@ class ConfigStore:
 
     # -- writes ---------------------------------------------------------------------------------
 
-    def commit(self, changes: Sequence[Change], *, reason: str = "") -> list[Committed]:
+    def commit(
+        self, changes: Sequence[Change], *, reason: str = "", extra: Sequence[NodeOp] = ()
+    ) -> list[Committed]:
         """Write every change in ONE multi: config node (version-checked) + notification + history.
 
-        Raises :class:`VersionConflict` if any node moved since it was read (nothing is written
-        then), :class:`CommitInterrupted` if the connection dropped after the multi was sent, or
-        a :mod:`configctl.errors` class for connection and permission problems before that.
+        ``extra`` operations on other nodes go in the same multi, after the changes. Raises
+        :class:`VersionConflict` if any node moved since it was read (or an ``extra`` create finds
+        its node there; nothing is written then), :class:`CommitInterrupted` if the connection
+        dropped after the multi was sent, or a :mod:`configctl.errors` class for connection and
+        permission problems before that.
         """
-        if not changes:
+        if not changes and not extra:
             return []
-        prepared = self._prepare(changes, reason, self._before_writes(changes))
+        prepared = self._prepare(changes, reason, self._before_writes(changes), extra)
         try:
             results = prepared.transaction.commit()
         except LOST as exc:
@@ -334,11 +368,13 @@ class ConfigStore:
         yes, no = [], []
         for change, node in zip(changes, found, strict=True):
             expected_version = 0 if change.expected_version < 0 else change.expected_version + 1
-            removed = node is None and not change.config and change.expected_version >= 0
+            removed = (
+                node is None
+                and (change.remove_node or (not change.config and change.exact is None))
+                and change.expected_version >= 0
+            )
             ours = removed or (
-                node is not None
-                and node[1].version == expected_version
-                and node[0] == encode_entity_config(change.config)
+                node is not None and node[1].version == expected_version and node[0] == change.data
             )
             (yes if ours else no).append(change)
         return yes, no
@@ -346,7 +382,7 @@ class ConfigStore:
     def _before_writes(self, changes: Sequence[Change]) -> _Reads:
         """Check sizes, create the parent nodes ``changes`` need, and read what the multi must know."""
         for change in changes:
-            size = len(encode_entity_config(change.config))
+            size = len(change.data)
             if size > MAX_CONFIG_BYTES:
                 raise InvalidInput(
                     f"{change.entity.label}: the config would be {size:,} bytes; ZooKeeper takes at most "
@@ -367,7 +403,11 @@ class ConfigStore:
         config, so the notification still carries the change.
         """
         emptied = [
-            c for c in changes if not c.config and c.expected_version >= 0 and c.entity.type in _CLEANED_TYPES
+            c
+            for c in changes
+            if c.expected_version >= 0
+            and c.exact is None
+            and (c.remove_node or (not c.config and c.entity.type in CLEANED_TYPES))
         ]
         if not emptied:
             return {}
@@ -396,8 +436,10 @@ class ConfigStore:
             result[entity] = tuple(paths)
         return result
 
-    def _prepare(self, changes: Sequence[Change], reason: str, reads: _Reads) -> _Prepared:
-        """Build the multi for ``changes`` (no I/O: :meth:`_before_writes` did the reads)."""
+    def _prepare(
+        self, changes: Sequence[Change], reason: str, reads: _Reads, extra: Sequence[NodeOp] = ()
+    ) -> _Prepared:
+        """Build the multi for ``changes`` and ``extra`` (no I/O: :meth:`_before_writes` did the reads)."""
         now_ms = int(time.time() * 1000)
         acls = self.session.acls
         new_history_dirs: set[str] = set()
@@ -405,7 +447,7 @@ class ConfigStore:
         notification_ops: list[int] = []
         for change in changes:
             entity = change.entity
-            data = encode_entity_config(change.config)
+            data = change.data
             removal = reads.removals.get(entity)
             if removal is not None:
                 for path, version in removal:
@@ -440,6 +482,17 @@ class ConfigStore:
                         acl=acls.acl_for(directory + "/"),
                         sequence=True,
                     )
+        for op in extra:
+            if op.action == "create":
+                transaction.create(op.path, op.data, acl=acls.acl_for(op.path), ephemeral=op.ephemeral)
+            elif op.action == "set":
+                transaction.set_data(op.path, op.data, version=op.version)
+            elif op.action == "delete":
+                transaction.delete(op.path, version=op.version)
+            elif op.action == "check":
+                transaction.check(op.path, op.version)
+            else:
+                raise ValueError(f"unknown node operation {op.action!r}")
         return _Prepared(list(changes), transaction, notification_ops, new_history_dirs, reads.removals)
 
     def _finish(self, prepared: _Prepared, results: list[Any]) -> list[Committed]:
@@ -577,7 +630,7 @@ def _history_record(
     data = HistoryZNodes.encode(record)
     if config_bytes + len(data) <= MAX_MULTI_BYTES:
         return data
-    digest = hashlib.sha256(encode_entity_config(change.config)).hexdigest()
+    digest = hashlib.sha256(change.data).hexdigest()
     small = HistoryRecord(change.entity.path, version, now_ms, identity, reason, None, {}, digest)
     return HistoryZNodes.encode(small)
 
