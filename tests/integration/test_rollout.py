@@ -27,6 +27,7 @@ from kazoo.exceptions import NoNodeError
 
 from configctl import fleet
 from configctl.zk.configstore import ConfigStore
+from configctl.znodes import HistoryZNodes
 
 pytestmark = pytest.mark.zk
 
@@ -141,8 +142,12 @@ def open_claims(zk: KazooClient) -> list[str]:
 
 
 def reasons(zk: KazooClient, entity_path: str) -> list[str]:
+    """The entity's history reasons, oldest first: the directory's own record, then each child."""
     directory = f"/configctl/history/{entity_path}"
-    return [json.loads(zk.get(f"{directory}/{n}")[0])["reason"] for n in sorted(zk.get_children(directory))]
+    head = zk.get(directory)[0]
+    children = sorted((n for n in zk.get_children(directory) if n.startswith("v")), key=HistoryZNodes.order)
+    records = ([head] if head else []) + [zk.get(f"{directory}/{n}")[0] for n in children]
+    return [json.loads(record)["reason"] for record in records]
 
 
 def _alive(pid: int) -> bool:
