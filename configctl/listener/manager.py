@@ -79,6 +79,7 @@ class RawNotification:
     name: str
     data: bytes | None
     error: str | None = None
+    ctime_ms: int | None = None  # when ZooKeeper created it: the start of its apply latency
 
 
 @dataclass(frozen=True)
@@ -267,6 +268,18 @@ class DynamicConfigManager:
         with self._lock:
             return list(self._problems.values())
 
+    def known_paths(self, prefix: str) -> list[str]:
+        """Entity paths below ``prefix`` (``users/``) in force or with a problem: what a full load
+        must still read one by one when it cannot list their directory."""
+        with self._lock:
+            paths = {p for p in self._configs if p.startswith(prefix)}
+            paths.update(
+                p.entity_path
+                for p in self._problems.values()
+                if p.entity_path and p.entity_path.startswith(prefix)
+            )
+        return sorted(paths)
+
     def is_relevant(self, entity: Entity) -> bool:
         """A broker follows every entity except other brokers' own configs."""
         return handler_for(entity).follows(entity, self.broker_id)
@@ -331,17 +344,24 @@ class DynamicConfigManager:
         *,
         initial: bool = False,
         invalid: Mapping[str, str] | None = None,
+        unreadable: Mapping[str, str] | None = None,
     ) -> BatchResult:
         """A full load: make the configs in force equal ``reads`` (everything in ZooKeeper).
 
         Entities in force but absent from ``reads`` are gone from ZooKeeper and are dropped.
         ``invalid`` maps nodes under /config that name no valid entity (``users/%2E%2E``) to why;
-        they are reported as poison until they are gone. Only differences are applied (and
-        logged, except on the initial load, which logs a summary).
+        they are reported as poison until they are gone. ``unreadable`` maps directories the
+        listener may not list (``users``, ``users/alice/clients``) to why: they are reported as
+        unreadable, and what is in force below them stays in force (absent from ``reads`` only
+        because they could not be listed, not because they are gone). Only differences are
+        applied (and logged, except on the initial load, which logs a summary).
         """
         result = BatchResult()
         for path, reason in (invalid or {}).items():
             self._report(Problem(POISON, path, None, reason), result)
+        hidden = tuple(f"{path}/" for path in (unreadable or {}))
+        for path, reason in (unreadable or {}).items():
+            self._report(Problem(UNREADABLE, path, None, reason), result)
         seen: set[str] = set()
         topics: set[str] = set()
         count = 0
@@ -354,12 +374,21 @@ class DynamicConfigManager:
                 topics.add(read.entity.name)
             self._apply_one(read, result)
         for path in [p for p in self._configs if p not in seen]:
+            if hidden and path.startswith(hidden):
+                seen.add(path)  # below a directory we could not list: not known to be gone
+                continue
             try:
                 entity = Entity.from_path(path)
             except InvalidInput:
                 continue
             self._apply_one(EntityRead(entity, None), result)
-        keep = seen | set(invalid or ())
+        keep = seen | set(invalid or ()) | set(unreadable or ())
+        if hidden:
+            keep |= {
+                p.entity_path
+                for p in self._problems.values()
+                if p.entity_path and p.entity_path.startswith(hidden)
+            }
         with self._lock:
             self._topics.intersection_update(
                 topics | {p[7:] for p in self._configs if p.startswith("topics/")}
