@@ -138,7 +138,7 @@ def test_sigterm_is_honoured_while_zookeeper_cannot_be_reached(tmp_path: Path):
         assert process.poll() is None
         sent = time.monotonic()
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=15)
+        _out, err = process.communicate(timeout=15)
         took = time.monotonic() - sent
     finally:
         if process.poll() is None:
@@ -164,7 +164,7 @@ def test_sigterm_is_honoured_while_the_listener_retries(restartable_zk, tmp_path
         time.sleep(2.0)  # it notices and keeps reconnecting
         sent = time.monotonic()
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        _out, err = process.communicate(timeout=30)
         took = time.monotonic() - sent
     finally:
         if process.poll() is None:
@@ -200,7 +200,7 @@ def test_a_newline_in_a_value_cannot_forge_a_log_line(zk, zk_connect, tmp_path: 
                 lambda: fleet.broker_state(store.session, 1)["last_applied_change"] == number, timeout=10
             )
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        _out, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
