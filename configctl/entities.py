@@ -275,9 +275,10 @@ class Entity:
             return None
         return _plain_to_stored(EntityType.CLIENTS, self.client, self.client_literal)
 
-    @property
+    @functools.cached_property
     def path(self) -> str:
-        """The stored path below ``/config`` (sanitized)."""
+        """The stored path below ``/config`` (sanitized); computed once per entity (the listener
+        asks for it several times per entity, for 100,000s of them)."""
         base = f"{self.type.value}/{self.stored_name}"
         if self.client is not None:
             base += f"/clients/{self.stored_client}"

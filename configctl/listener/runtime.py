@@ -101,12 +101,24 @@ class _Handler:
         self._initial = True
 
     def load_all(self, up_to: int | None) -> None:
+        started = time.perf_counter()
         entities, invalid, unreadable = self._list_entities()
+        listed = time.perf_counter()
         self.manager.reconcile(
             self._read_all(entities), up_to, initial=self._initial, invalid=invalid, unreadable=unreadable
         )
-        self._initial = False
+        applied = time.perf_counter()
         self.owner._after_batch()
+        log.info(
+            "full load of %d entities took %.0f ms (listing %.0f ms, reading and applying %.0f ms, "
+            "snapshot and state %.0f ms)",
+            len(entities),
+            (time.perf_counter() - started) * 1000,
+            (listed - started) * 1000,
+            (applied - listed) * 1000,
+            (time.perf_counter() - applied) * 1000,
+        )
+        self._initial = False
 
     def process(self, notifications: Sequence[RawNotification]) -> None:
         plan = self.manager.plan(notifications)
@@ -125,6 +137,12 @@ class _Handler:
         found = (
             self.session.get_many([entity.znode for entity in entities], node_errors=True) if entities else []
         )
+        return self._reads(entities, numbers, found)
+
+    @staticmethod
+    def _reads(
+        entities: Sequence[Entity], numbers: Sequence[int | None], found: Sequence[Any]
+    ) -> Iterator[EntityRead]:
         for entity, number, item in zip(entities, numbers, found, strict=True):
             if isinstance(item, Exception):
                 yield EntityRead(entity, None, number, error=one_line(item))
@@ -132,10 +150,14 @@ class _Handler:
                 yield EntityRead(entity, item[0] if item else None, number)
 
     def _read_all(self, entities: list[Entity]) -> Iterator[EntityRead]:
-        """Read in multiRead chunks, applied as they arrive: 100,000 raw nodes are never held at once."""
-        for start in range(0, len(entities), LOAD_CHUNK):
-            chunk = entities[start : start + LOAD_CHUNK]
-            yield from self._read(chunk, [None] * len(chunk))
+        """Read in chunks applied as they arrive, the next chunk in flight meanwhile: 100,000 raw
+        nodes are never held at once, and ZooKeeper works while the listener applies."""
+        answers = self.session.iter_many([e.znode for e in entities], node_errors=True, chunk=LOAD_CHUNK)
+        done = 0
+        for found in answers:
+            part = entities[done : done + len(found)]
+            done += len(found)
+            yield from self._reads(part, [None] * len(part), found)
 
     def _list_entities(self) -> tuple[list[Entity], dict[str, str], dict[str, str]]:
         """Every entity node a broker follows (users nest clients), the nodes that name no entity,
@@ -154,6 +176,9 @@ class _Handler:
             if isinstance(names, Exception):
                 unreadable[etype.value] = f"cannot list {CONFIG_ROOT}/{etype.value}: {one_line(names)}"
                 self._known(f"{etype.value}/", entities, invalid)
+                continue
+            if etype is EntityType.TOPICS:
+                self._topics(names or (), entities, invalid)
                 continue
             for name in names or ():
                 path = f"{etype.value}/{name}"
@@ -181,6 +206,20 @@ class _Handler:
         for path in self.manager.known_paths(prefix):
             if path not in present:
                 self._entity(path, entities, invalid)
+
+    @classmethod
+    def _topics(cls, names: Iterable[str], entities: list[Entity], invalid: dict[str, str]) -> None:
+        """Topic node names as entities: a topic's stored name is its name, so checking it is all
+        the parsing there is (100,000 of them at 2 µs each instead of 7)."""
+        append = entities.append
+        for name in names:
+            if name in ("", ".", "..", DEFAULT):
+                cls._entity(f"topics/{name}", entities, invalid)  # refused, with from_path's reason
+                continue
+            try:
+                append(Entity.of(EntityType.TOPICS, name))
+            except InvalidInput as exc:
+                invalid[f"topics/{name}"] = str(exc)
 
     @staticmethod
     def _entity(path: str, entities: list[Entity], invalid: dict[str, str]) -> None:

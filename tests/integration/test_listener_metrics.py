@@ -115,7 +115,7 @@ def test_healthz_follows_zookeeper_going_away_and_coming_back(restartable_zk):
     try:
         assert get(port, "/healthz")[0] == 200
         restartable_zk.stop()
-        status, body = wait_for(
+        _status, body = wait_for(
             lambda: (answer := get(port, "/healthz"))[0] == 503 and answer, timeout=20, message="503"
         )
         assert json.loads(body)["status"] == "disconnected"
