@@ -149,7 +149,7 @@ def run(
         raise
     held.release()
     if not started:
-        log.info("stopped before the initial load finished")
+        log.info("stopped while starting")
         return
     try:
         where = f", snapshot {instance.snapshot.path}" if instance.snapshot is not None else ""

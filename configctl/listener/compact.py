@@ -17,6 +17,8 @@ from typing import Any
 
 COMPACT_MAX_KEYS = 8
 """Configs with more keys stay dicts (broker configs can hold hundreds: lookups must hash)."""
+_SHARED_VALUE = 64
+"""Values up to this long are shared between entities (interned); longer ones are rarely equal."""
 
 
 class CompactConfig(tuple, Mapping[str, str]):  # type: ignore[misc]
@@ -26,10 +28,14 @@ class CompactConfig(tuple, Mapping[str, str]):  # type: ignore[misc]
 
     @classmethod
     def of(cls, config: Mapping[str, str]) -> CompactConfig:
+        intern = sys.intern
+        if len(config) == 1:  # most topics override one key: skip the list
+            ((name, value),) = config.items()
+            return cls((intern(name), intern(value) if len(value) <= _SHARED_VALUE else value))
         flat: list[str] = []
         for name, value in config.items():
-            flat.append(sys.intern(name))
-            flat.append(sys.intern(value) if len(value) <= 64 else value)
+            flat.append(intern(name))
+            flat.append(intern(value) if len(value) <= _SHARED_VALUE else value)
         return cls(flat)
 
     def __getitem__(self, key: Any) -> str:  # type: ignore[override]
@@ -66,7 +72,7 @@ class CompactConfig(tuple, Mapping[str, str]):  # type: ignore[misc]
     def __eq__(self, other: object) -> bool:
         if isinstance(other, CompactConfig) and tuple.__eq__(self, other):
             return True
-        if not isinstance(other, Mapping):
+        if not isinstance(other, dict) and not isinstance(other, Mapping):  # dict: no ABC check
             return NotImplemented
         return len(self) == len(other) and all(
             name in other and other[name] == value for name, value in self.items()

@@ -383,8 +383,8 @@ class DynamicConfigManager:
         fresh = not self._configs and not self._topics and not self._problems
         count = 0
         for read in reads:
-            if not self.is_relevant(read.entity):
-                continue
+            if not self._apply_one(read, result):
+                continue  # another broker's own config
             count += 1
             if not fresh:
                 seen.add(read.entity.path)
@@ -392,7 +392,6 @@ class DynamicConfigManager:
                     read.data is not None or read.error is not None
                 ):
                     topics.add(read.entity.name)
-            self._apply_one(read, result)
         if fresh:
             self._finish_load(result, up_to, count, initial)
             return result
@@ -447,31 +446,32 @@ class DynamicConfigManager:
             self.applied_at_ms = self._now_ms()
             self.counters["applied_changes"] += result.applied_count
 
-    def _apply_one(self, read: EntityRead, result: BatchResult) -> None:
+    def _apply_one(self, read: EntityRead, result: BatchResult) -> bool:
+        """Apply one entity read (or record why not); False when this broker does not follow it."""
         entity, number = read.entity, read.change_number
         handler = handler_for(entity)
         if not handler.follows(entity, self.broker_id):
-            return
+            return False
         path = entity.path
         is_topic = entity.type is EntityType.TOPICS
         if read.error is not None:
             self._report(Problem(UNREADABLE, path, number, read.error), result)
-            return
+            return True
         try:
-            stored = _interned(decode_entity_config(read.data)) if read.data is not None else {}
+            stored = decode_entity_config(read.data) if read.data is not None else {}
         except InvalidInput as exc:
             self._know_topic(entity, read)
             self._report(Problem(POISON, path, number, str(exc)), result)
-            return
+            return True
         admission = handler.admit(entity, stored, change_number=number, decrypt=self._decrypt)
         if admission.config is None:
             self._know_topic(entity, read)
             for problem in admission.problems:
                 self._report(problem, result)
-            return
-        config = admission.config
+            return True
+        config = compact(admission.config) if is_topic else _interned(admission.config)
         old = self._configs.get(path, _EMPTY)
-        if config == old:
+        if (not config) if old is _EMPTY else config == old:
             if is_topic:
                 if read.data is None:
                     with self._lock:
@@ -479,7 +479,7 @@ class DynamicConfigManager:
                 else:
                     self._know_topic(entity, read)
             self._settle_problems(entity, number, admission.problems, self._view, result)
-            return
+            return True
         if is_topic and not self.plugins:
             # The hot path of a full load: a topic moves nothing but itself, and no plugin needs
             # to see the proposal, so no overlay view is built and only the changed keys resolve.
@@ -493,7 +493,7 @@ class DynamicConfigManager:
                 self._know_topic(entity, read)
                 plugin, reason = rejection
                 self._report(Problem(REJECTED, path, number, reason, plugin=plugin), result)
-                return
+                return True
         if not result.summary_only:
             diffs = sorted(
                 (n for n in old.keys() | config.keys() if old.get(n) != config.get(n)),
@@ -513,6 +513,7 @@ class DynamicConfigManager:
             self._settle_problems(entity, number, admission.problems, after, result)
         for update in moved:
             self._reconfigure(update, number)
+        return True
 
     def _know_topic(self, entity: Entity, read: EntityRead) -> None:
         """A topic whose node exists is known (plugins hear about it) whatever its config."""
@@ -603,10 +604,8 @@ class DynamicConfigManager:
         self, entity: Entity, config: dict[str, str], after: BrokerView, *, removed: bool, number: int | None
     ) -> None:
         path = entity.path
-        if entity.type is EntityType.TOPICS:
-            config = compact(config)  # type: ignore[assignment]
         with self._lock:
-            family = family_of(path)
+            family = None if entity.type is EntityType.TOPICS else family_of(path)
             if config:
                 self._configs[path] = config
                 if family is not None:

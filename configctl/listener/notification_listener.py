@@ -55,7 +55,7 @@ from configctl.znodes import CHANGES_PATH, NOTIFICATION_PREFIX
 log = logging.getLogger("configctl.listener")
 
 DEFAULT_CHANGE_EXPIRATION_MS = 900_000
-FETCH_BATCH = 2_000
+FETCH_BATCH = 10_000
 """Notifications fetched (and applied, and published) per step when catching up a backlog."""
 _MAX_JITTER_MS = 30_000
 _BACKOFF_START = 0.1

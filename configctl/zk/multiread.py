@@ -90,9 +90,13 @@ def send(client: KazooClient, paths: Sequence[str]) -> list[tuple[Sequence[str],
     a server without multiRead answers ``UnimplementedError``.
     """
     pending = []
+    chroot = client.chroot
     for start in range(0, len(paths), CHUNK):
         chunk = paths[start : start + CHUNK]
-        request = _MultiRead(tuple(_prefix_root(client.chroot, path) for path in chunk))
+        if chroot:  # absolute paths below the chroot: a concatenation (kazoo's helper normalizes each)
+            request = _MultiRead(tuple(chroot + p if p != "/" else _prefix_root(chroot, p) for p in chunk))
+        else:
+            request = _MultiRead(tuple(chunk))
         async_result = client.handler.async_result()
         client._call(request, async_result)
         pending.append((chunk, async_result))

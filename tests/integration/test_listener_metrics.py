@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 
@@ -186,15 +187,20 @@ def test_listener_run_serves_metrics(zk_connect, tmp_path, free_port):
         ],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True)
+    reader.start()
     try:
         wait_for(lambda: get(free_port, "/healthz")[0] == 200, timeout=60, message="the listener's health")
         assert value(scrape(free_port), "configctl_listener_last_applied_change") == -1
+        wait_for(lambda: any("listening as broker 3" in line for line in lines), message="the start line")
         process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=30)
+        process.wait(timeout=30)
+        reader.join(10)
     finally:
         if process.poll() is None:
             process.kill()
-            process.communicate()
-    assert process.returncode == 0, err
-    messages = [json.loads(line)["message"] for line in err.splitlines()]
-    assert any(f"metrics on port {free_port}" in m for m in messages)
+            process.wait()
+    assert process.returncode == 0, lines
+    messages = [json.loads(line)["message"] for line in lines]
+    assert any(f"metrics on port {free_port}" in m for m in messages), messages
