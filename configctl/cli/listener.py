@@ -17,7 +17,6 @@ import logging
 import logging.handlers
 import os
 import signal
-import sys
 import threading
 from types import FrameType
 from typing import Any
@@ -223,11 +222,11 @@ class _HeldLogs:
 
 
 def _setup_logging(level: str, log_format: str, broker_id: int) -> _HeldLogs:
-    from configctl.listener.logformat import formatter
+    from configctl.listener.logformat import BatchFlushingHandler, buffered_stderr, formatter
 
     quiet_libraries()
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = BatchFlushingHandler(buffered_stderr())
     handler.setFormatter(formatter(log_format, {"broker_id": broker_id}))
     root = logging.getLogger("configctl")
     root.setLevel(getattr(logging, level.upper()))

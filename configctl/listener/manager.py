@@ -50,6 +50,7 @@ from configctl.handlers.base import (
     family_of,
 )
 from configctl.listener.compact import compact
+from configctl.listener.logformat import MORE_FOLLOW
 from configctl.listener.plugins import ConfigUpdate, LoadedPlugin, PluginContext
 from configctl.precedence import EffectiveValue, resolve_ip, resolve_quotas
 from configctl.secrets import MASK, PasswordEncoder, digest, mask_config
@@ -346,8 +347,7 @@ class DynamicConfigManager:
         result = BatchResult()
         for read in reads:
             self._apply_one(read, result)
-        for change in result.applied:
-            log.info("%s", change.describe())
+        _log_applied(result.applied)
         self._finish(result, up_to)
         return result
 
@@ -432,8 +432,7 @@ class DynamicConfigManager:
                 up_to if up_to is not None else "none",
             )
         else:
-            for change in result.applied:
-                log.info("%s", change.describe())
+            _log_applied(result.applied, more_follow=True)
             log.info(
                 "reloaded %d entity configs up to change %s: %d changed", count, up_to, result.applied_count
             )
@@ -776,6 +775,12 @@ def _bodies(path: str, values: Mapping[str, EffectiveValue], names: Iterable[str
 
 
 _EMPTY: Mapping[str, str] = {}
+
+
+def _log_applied(applied: Sequence[AppliedChange], *, more_follow: bool = False) -> None:
+    last = len(applied) - 1
+    for index, change in enumerate(applied):
+        log.info("%s", change.describe(), extra={MORE_FOLLOW: more_follow or index < last})
 
 
 def _interned(config: dict[str, str]) -> dict[str, str]:

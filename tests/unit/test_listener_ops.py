@@ -104,3 +104,37 @@ def test_the_systemd_unit_is_valid_and_hardened(tmp_path):
         ["systemd-analyze", "verify", str(instance)], capture_output=True, text=True, check=False
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_a_batch_of_lines_is_flushed_once_and_a_lone_line_at_once():
+    import io
+
+    from configctl.listener.logformat import MORE_FOLLOW, BatchFlushingHandler
+    from configctl.listener.manager import _log_applied
+
+    class Counting(io.StringIO):
+        flushes = 0
+
+        def flush(self) -> None:
+            self.flushes += 1
+            super().flush()
+
+    stream = Counting()
+    handler = BatchFlushingHandler(stream)
+    handler.setFormatter(EscapingFormatter("%(message)s"))
+    log = logging.getLogger("configctl.listener")
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.INFO)
+    try:
+        from configctl.listener.manager import AppliedChange
+
+        _log_applied([AppliedChange(n, f"topics/t{n}", ()) for n in range(5)])
+        assert stream.getvalue().count("\n") == 5 and stream.flushes == 1
+        log.warning("alone", extra={MORE_FOLLOW: True})  # a warning never waits
+        assert stream.flushes == 2
+        log.info("alone")
+        assert stream.flushes == 3
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
