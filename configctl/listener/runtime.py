@@ -152,7 +152,9 @@ class _Handler:
     def _read_all(self, entities: list[Entity]) -> Iterator[EntityRead]:
         """Read in chunks applied as they arrive, the next chunk in flight meanwhile: 100,000 raw
         nodes are never held at once, and ZooKeeper works while the listener applies."""
-        answers = self.session.iter_many([e.znode for e in entities], node_errors=True, chunk=LOAD_CHUNK)
+        answers = self.session.iter_many(
+            [e.znode for e in entities], node_errors=True, chunk=LOAD_CHUNK, stats=False
+        )
         done = 0
         for found in answers:
             part = entities[done : done + len(found)]

@@ -36,6 +36,7 @@ class _MultiRead(tuple):  # type: ignore[type-arg]
 
     type = 22
     _GET_DATA = 4
+    _with_stat = True
 
     def serialize(self) -> bytes:
         body = bytearray()
@@ -62,6 +63,7 @@ class _MultiRead(tuple):  # type: ignore[type-arg]
         make_stat = ZnodeStat._make
         header_size, stat_size = _HEADER.size, stat_struct.size
         get_data = cls._GET_DATA
+        with_stat = cls._with_stat
         while True:
             op, done, _err = header(data, offset)
             offset += header_size
@@ -72,7 +74,7 @@ class _MultiRead(tuple):  # type: ignore[type-arg]
             if op == get_data:
                 value = data[offset : offset + length] if length > 0 else b""
                 offset += max(length, 0)
-                append((value, make_stat(stat_of(data, offset))))
+                append((value, make_stat(stat_of(data, offset)) if with_stat else None))
                 offset += stat_size
             else:  # an error result: ``length`` is its code
                 append(EXCEPTIONS[length]())
@@ -82,7 +84,13 @@ _HEADER = multiheader_struct  # type (int), done (bool byte), err (int)
 _INT = struct.Struct("!i")
 
 
-def send(client: KazooClient, paths: Sequence[str]) -> list[tuple[Sequence[str], Any]]:
+class _MultiReadData(_MultiRead):
+    """The same request, answered as ``(data, None)``: a full load never looks at 100,000 stats."""
+
+    _with_stat = False
+
+
+def send(client: KazooClient, paths: Sequence[str], *, stats: bool = True) -> list[tuple[Sequence[str], Any]]:
     """Send one multiRead per :data:`CHUNK` paths at once; returns (chunk, async result) pairs.
 
     Every request is in flight before the first answer is awaited, so N chunks cost about one
@@ -91,12 +99,13 @@ def send(client: KazooClient, paths: Sequence[str]) -> list[tuple[Sequence[str],
     """
     pending = []
     chroot = client.chroot
+    kind = _MultiRead if stats else _MultiReadData
     for start in range(0, len(paths), CHUNK):
         chunk = paths[start : start + CHUNK]
         if chroot:  # absolute paths below the chroot: a concatenation (kazoo's helper normalizes each)
-            request = _MultiRead(tuple(chroot + p if p != "/" else _prefix_root(chroot, p) for p in chunk))
+            request = kind(tuple(chroot + p if p != "/" else _prefix_root(chroot, p) for p in chunk))
         else:
-            request = _MultiRead(tuple(chunk))
+            request = kind(tuple(chunk))
         async_result = client.handler.async_result()
         client._call(request, async_result)
         pending.append((chunk, async_result))

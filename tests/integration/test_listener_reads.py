@@ -52,6 +52,9 @@ def test_get_many_falls_back_to_pipelined_reads_without_multiread(zk_connect, tr
     with ZkSession(zk_connect) as session:
         expected = answers(session, tree, node_errors=True)
         assert session._multi_read
+        bare = [f for c in session.iter_many(tree, node_errors=True, chunk=9, stats=False) for f in c]
+        assert [f[1] for f in bare if isinstance(f, tuple)] == [None] * 40  # no stats decoded
+        assert [type(f).__name__ if isinstance(f, Exception) else (f and f[0]) for f in bare] == expected
     assert expected[:2] == [
         encode_entity_config({"retention.ms": "1000"}),
         encode_entity_config({"retention.ms": "1001"}),
