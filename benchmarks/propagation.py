@@ -13,10 +13,17 @@ All on one real ZooKeeper started for the run (or --zookeeper), each part in its
 3. **Purge**: 10,000 expired notifications; time for a listener to delete them, and how many
    ZooKeeper lookups found the boundary (vs. one per notification for Kafka's approach, whose
    cost is estimated by timing sequential stats of 1,000 of them).
-4. **Memory**: resident memory of a listener process holding 100,000 topic overrides (and of
-   an idle one), plus its load time and snapshot size.
+4. **Load and memory**: a full load of 100,000 topic overrides by an embedded listener beside
+   the raw limit of the same run (listing ``/config/topics`` and one multiRead of every node
+   through ``ZkSession.get_many``); the resident memory of a listener process holding them
+   with a snapshot directory (and of an idle one), its load time and snapshot size.
 
-    python benchmarks/propagation.py [--brokers 20] [--alters 500] [--json results.json]
+Each target figure is printed beside its raw limit (issue 12's targets are ratios against the
+limit measured in the same run, or absolute where the issue says so). With the environment
+variable ``CONFIGCTL_BENCH_RESULTS`` naming a file, one JSON line per target figure is appended
+to it: ``{"figure","measured","unit","limit","ratio","target","met"}``.
+
+    python benchmarks/propagation.py [--brokers 20] [--alters 500] [--topics 100000] [--json results.json]
 """
 
 from __future__ import annotations
@@ -369,6 +376,7 @@ def catch_up(root: str, work: Path, count: int) -> dict:
         notification_path_s = listener.applied_at(last) - thawed
     finally:
         listener.stop()
+    raw_s = raw_catch_up_read(connect)
     # a listener that starts with the same backlog behind it: one full load instead
     from configctl.listener import ConfigListener
 
@@ -379,10 +387,27 @@ def catch_up(root: str, work: Path, count: int) -> dict:
     return {
         "pending": count,
         "writing_them_s": round(write_s, 2),
-        "catch_up_via_notifications_s": round(notification_path_s, 2),
+        "catch_up_via_notifications_s": round(notification_path_s, 3),
         "catch_up_via_notifications_per_s": round(count / notification_path_s),
+        "raw_read_of_notifications_and_entities_s": round(raw_s, 3),
         "start_with_backlog_full_load_s": round(full_load_s, 2),
     }
+
+
+def raw_catch_up_read(connect: str) -> float:
+    """What catching up must read at least: the notifications listed, then read, then their entities."""
+    from configctl.zk.session import ZkSession
+
+    with ZkSession(ConnectionSettings(connect, timeout=60)) as session:
+        best = float("inf")
+        for _ in range(2):
+            started = time.perf_counter()
+            names = session.children(CHANGES_PATH)
+            found = session.get_many([f"{CHANGES_PATH}/{name}" for name in names])
+            entities = [json.loads(data)["entity_path"] for data, _ in filter(None, found)]
+            session.get_many([f"/config/{path}" for path in dict.fromkeys(entities)])
+            best = min(best, time.perf_counter() - started)
+    return best
 
 
 def purge(root: str, count: int) -> dict:
@@ -443,12 +468,14 @@ def memory(root: str, work: Path, topics: int) -> dict:
     started = time.time()
     bulk_changes(connect, topics, "t")
     write_s = time.time() - started
+    raw_s = raw_full_read(connect)
+    load_s = embedded_full_load(connect)
     state_dir = work / "memory-state"
     listener = ListenerProcess(connect, 1, work, "--state-dir", str(state_dir), zk_timeout=60)
     try:
         if not listener.ready.wait(600):
             raise SystemExit(f"listener did not load {topics} topics: {listener.lines}")
-        load_s = listener.ready_at - listener.spawned
+        process_load_s = listener.ready_at - listener.spawned
         time.sleep(0.5)
         rss = listener.rss_mb()
         snapshot = state_dir / "broker-1.jsonl"
@@ -473,12 +500,130 @@ def memory(root: str, work: Path, topics: int) -> dict:
     return {
         "topic_overrides": topics,
         "writing_them_s": round(write_s, 1),
-        "listener_start_and_load_s": round(load_s, 2),
+        "raw_list_and_multiread_s": round(raw_s, 3),
+        "embedded_full_load_s": round(load_s, 3),
+        "process_start_and_load_with_snapshot_s": round(process_load_s, 2),
         "listener_rss_mb": round(rss, 1),
         "snapshot_lines": lines,
         "snapshot_mb": round(snapshot.stat().st_size / 2**20, 1),
         "one_change_applied_and_snapshot_rewritten_s": round(one_change_s, 2),
     }
+
+
+def raw_full_read(connect: str) -> float:
+    """The raw limit of a full load: list /config/topics and read every node (best of two)."""
+    from configctl.zk.session import ZkSession
+
+    best = float("inf")
+    with ZkSession(ConnectionSettings(connect, timeout=120)) as session:
+        for _ in range(2):
+            started = time.perf_counter()
+            names = session.children("/config/topics")
+            session.get_many([f"/config/topics/{name}" for name in names])
+            best = min(best, time.perf_counter() - started)
+    return best
+
+
+def embedded_full_load(connect: str) -> float:
+    """An embedded listener's start (connect, list, read, decode, validate, apply, publish); best of two."""
+    import gc
+
+    from configctl.listener import ConfigListener
+
+    best = float("inf")
+    for _ in range(2):
+        gc.collect()
+        listener = ConfigListener(connect, 9, {"broker.id": "9"}, zk_timeout=120)
+        started = time.perf_counter()
+        listener.start(timeout=600)
+        best = min(best, time.perf_counter() - started)
+        listener.stop()
+    return best
+
+
+# ----------------------------------------------------------------------------------------------
+# target figures (issue 12)
+# ----------------------------------------------------------------------------------------------
+
+
+def figures(results: dict) -> list[dict]:
+    """Each target figure with its raw limit from the same run, its ratio, target and verdict."""
+    rows: list[dict] = []
+
+    def ratio_row(figure: str, measured: float, unit: str, limit: float, most: float) -> None:
+        ratio = measured / limit if limit else None
+        rows.append(
+            {
+                "figure": figure,
+                "measured": round(measured, 3),
+                "unit": unit,
+                "limit": round(limit, 3),
+                "ratio": None if ratio is None else round(ratio, 2),
+                "target": f"<= {most:g}x",
+                "met": ratio is not None and ratio <= most,
+            }
+        )
+
+    def absolute_row(figure: str, measured: float, unit: str, most: float, limit: float | None) -> None:
+        rows.append(
+            {
+                "figure": figure,
+                "measured": round(measured, 3),
+                "unit": unit,
+                "limit": None if limit is None else round(limit, 3),
+                "ratio": None if not limit else round(measured / limit, 2),
+                "target": f"<= {most:g} {unit}",
+                "met": measured <= most,
+            }
+        )
+
+    if "memory" in results:
+        part = results["memory"]
+        n = part["topic_overrides"]
+        ratio_row(
+            f"listener full load, {n:,} topic overrides",
+            part["embedded_full_load_s"],
+            "s",
+            part["raw_list_and_multiread_s"],
+            3,
+        )
+        absolute_row(f"listener RSS holding {n:,} topic overrides", part["listener_rss_mb"], "MB", 150, None)
+    if "catchup" in results:
+        part = results["catchup"]
+        absolute_row(
+            f"catch-up, {part['pending']:,} pending notifications",
+            part["catch_up_via_notifications_s"],
+            "s",
+            1,
+            part["raw_read_of_notifications_and_entities_s"],
+        )
+    if "propagation" in results:
+        part = results["propagation"]
+        ratio_row(
+            f"propagation p99, {part['brokers']} listeners",
+            part["commit_to_applied_on_all_brokers"]["p99_ms"],
+            "ms",
+            part["raw_watch_on_all_clients"]["p99_ms"],
+            1.3,
+        )
+    return rows
+
+
+def report(rows: list[dict]) -> None:
+    print("\n== targets (issue 12): measured beside the raw limit of this run")
+    print(f"{'figure':<52} {'measured':>12} {'raw limit':>12} {'ratio':>7} {'target':>10}  met")
+    for row in rows:
+        limit = "-" if row["limit"] is None else f"{row['limit']:g} {row['unit']}"
+        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}x"
+        print(
+            f"{row['figure']:<52} {row['measured']:>9g} {row['unit']:<2} {limit:>12} {ratio:>7} "
+            f"{row['target']:>10}  {'yes' if row['met'] else 'NO'}"
+        )
+    target_file = os.environ.get("CONFIGCTL_BENCH_RESULTS")
+    if target_file:
+        with open(target_file, "a", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row) + "\n")
 
 
 def main() -> None:
@@ -496,7 +641,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
 
-    results: dict = {}
+    results: dict = {"load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory(prefix="configctl-bench-") as tmp:
         work = Path(tmp)
         server = None
@@ -535,6 +680,10 @@ def main() -> None:
         finally:
             if server is not None:
                 server.stop()
+    rows = figures(results)
+    report(rows)
+    results["targets"] = rows
+    results["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 

@@ -379,26 +379,43 @@ def resolve_topic(
     and shared by every topic, so one call costs only the topic's own overrides. Override keys
     that are not topic configs are reported as set (Kafka would have refused to store them).
     """
-    if isinstance(broker, BrokerValues):
-        fallbacks = broker.topic_fallbacks()
-    else:
-        fallbacks = _compute_topic_fallbacks(broker)
+    fallbacks = _topic_fallbacks_of(broker)
     result = dict(fallbacks)
+    result.update(_overrides(overrides, fallbacks))
+    return result
+
+
+def topic_overrides(
+    overrides: Mapping[str, str], broker: Mapping[str, EffectiveValue]
+) -> dict[str, EffectiveValue]:
+    """Only the keys a topic overrides itself, as :func:`resolve_topic` gives them.
+
+    What a snapshot lists for a topic: resolving the ~40 keys of 100,000 topics to keep two
+    each would cost 20 times the work. ``broker`` as for :func:`resolve_topic`.
+    """
+    return _overrides(overrides, _topic_fallbacks_of(broker))
+
+
+def _overrides(
+    overrides: Mapping[str, str], fallbacks: Mapping[str, EffectiveValue]
+) -> dict[str, EffectiveValue]:
+    result: dict[str, EffectiveValue] = {}
     for name, raw in overrides.items():
+        own = Synonym(name, raw, DYNAMIC_TOPIC_CONFIG)
         below = fallbacks.get(name)
         if below is None:
-            result[name] = EffectiveValue(
-                name, raw, DYNAMIC_TOPIC_CONFIG, (Synonym(name, raw, DYNAMIC_TOPIC_CONFIG),), False
-            )
+            result[name] = EffectiveValue(name, raw, DYNAMIC_TOPIC_CONFIG, (own,), False)
         else:
             result[name] = EffectiveValue(
-                name,
-                raw,
-                DYNAMIC_TOPIC_CONFIG,
-                (Synonym(name, raw, DYNAMIC_TOPIC_CONFIG), *below.synonyms),
-                below.sensitive,
+                name, raw, DYNAMIC_TOPIC_CONFIG, (own, *below.synonyms), below.sensitive
             )
     return result
+
+
+def _topic_fallbacks_of(broker: Mapping[str, EffectiveValue]) -> Mapping[str, EffectiveValue]:
+    if isinstance(broker, BrokerValues):
+        return broker.topic_fallbacks()
+    return _compute_topic_fallbacks(broker)
 
 
 # --------------------------------------------------------------------------------------------

@@ -153,6 +153,9 @@ def decode_entity_config(data: bytes | None) -> dict[str, str]:
     """
     if not data:
         return {}
+    fast = _canonical_config(data)
+    if fast is not None:
+        return fast
     what = "entity config node"
     obj = _parse_json_object(data, what)
     _check_version(obj, what, (ENTITY_CONFIG_VERSION,))
@@ -172,7 +175,38 @@ def decode_entity_config(data: bytes | None) -> dict[str, str]:
     return dict(config)
 
 
+_PLAIN_STRING = r'"[^"\\\x00-\x1f]*"'  # a JSON string without escapes or control characters
+_CANONICAL_RE = re.compile(r'\{"version":1,"config":\{((?:%s:%s)(?:,%s:%s)*)?\}\}' % ((_PLAIN_STRING,) * 4))
+_PAIR_RE = re.compile(r'"([^"\\\x00-\x1f]*)":"([^"\\\x00-\x1f]*)"')
+
+
+def _canonical_config(data: bytes) -> dict[str, str] | None:
+    """The config of a node in Kafka's exact compact form with plain strings, else None.
+
+    A listener decodes 100,000 nodes at a full load, nearly all written by Kafka or configctl in
+    this one form; matching it with two regular expressions costs a third of the strict parser.
+    Strings hold no quote, backslash or control character, so the pairs split unambiguously
+    and mean exactly what the JSON parser would read. Anything else (whitespace, escapes,
+    another key order, duplicates, non-string values, bad UTF-8) goes the strict way.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    match = _CANONICAL_RE.fullmatch(text)
+    if match is None:
+        return None
+    pairs = _PAIR_RE.findall(match.group(1) or "")
+    config = dict(pairs)
+    return config if len(config) == len(pairs) else None
+
+
 # -- change notifications -------------------------------------------------------------------------
+
+_CANONICAL_NOTIFICATION_RE = re.compile(
+    rb'\{"version":2,"entity_path":"([^"\\\x00-\x1f/]+/[^"\\\x00-\x1f]+)"\}'
+)
+"""``{"version":2,"entity_path":"<type>/<name>"}`` with a plain string, as Kafka and configctl write it."""
 
 
 def encode_notification(entity: Entity) -> bytes:
@@ -190,6 +224,12 @@ def decode_notification(data: bytes) -> Entity:
     what = "config change notification"
     if not data:
         raise InvalidInput(f"{what} is empty")
+    fast = _CANONICAL_NOTIFICATION_RE.fullmatch(data)
+    if fast is not None:  # Kafka's exact form: the entity is all there is to check
+        try:
+            return Entity.from_path(fast.group(1).decode("utf-8"))
+        except (InvalidInput, UnicodeDecodeError):
+            pass  # the strict way words the reason
     obj = _parse_json_object(data, what)
     version = _check_version(obj, what, (1, 2))
     if version == 2:

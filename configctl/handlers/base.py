@@ -255,3 +255,17 @@ class FamilyHandler(ABC):
     def snapshot_names(self, entity: Entity, view: BrokerView) -> list[str]:
         """The keys a snapshot lists for this entity: the ones it overrides itself."""
         return sorted(view.configs.get(entity.path, {}))
+
+    def effective_of(
+        self, entity: Entity, view: BrokerView, config: Mapping[str, str], names: Iterable[str]
+    ) -> dict[str, EffectiveValue]:
+        """The effective values of ``names`` once ``config`` is ``entity``'s config (the rest of
+        ``view`` unchanged); a handler may answer without resolving every key."""
+        values = self.effective(entity, view.with_config(entity.path, config))
+        return {name: values[name] for name in names if name in values}
+
+    def snapshot_values(self, entity: Entity, view: BrokerView) -> list[EffectiveValue]:
+        """The effective values of :meth:`snapshot_names`, in that order (a handler may answer
+        without resolving every key of the entity)."""
+        values = self.effective(entity, view)
+        return [values[name] for name in self.snapshot_names(entity, view) if name in values]

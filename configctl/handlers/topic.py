@@ -7,12 +7,12 @@ synonym server key, so a broker layer change moves every topic that does not ove
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from configctl.entities import Entity, EntityType
 from configctl.handlers.base import Admission, BrokerView, Decrypt, FamilyHandler, Moved, Reads, changed_names
 from configctl.handlers.whole import admit_whole
-from configctl.precedence import EffectiveValue, resolve_topic
+from configctl.precedence import EffectiveValue, resolve_topic, topic_overrides
 
 
 class TopicHandler(FamilyHandler):
@@ -35,3 +35,21 @@ class TopicHandler(FamilyHandler):
 
     def reads(self, entity: Entity, broker_id: int) -> Reads:
         return Reads(paths=(entity.path,))
+
+    def effective_of(
+        self, entity: Entity, view: BrokerView, config: Mapping[str, str], names: Iterable[str]
+    ) -> dict[str, EffectiveValue]:
+        """A topic's config moves only its own keys: the override where ``config`` sets one,
+        else the broker's fallback (the broker resolution is the same before and after)."""
+        wanted = list(names)
+        values = topic_overrides({n: config[n] for n in wanted if n in config}, view.resolution.values)
+        fallbacks = view.resolution.values.topic_fallbacks()
+        for name in wanted:
+            if name not in values and name in fallbacks:
+                values[name] = fallbacks[name]
+        return values
+
+    def snapshot_values(self, entity: Entity, view: BrokerView) -> list[EffectiveValue]:
+        """A topic lists its own overrides: resolved alone, not with the ~40 keys it does not set."""
+        values = topic_overrides(view.configs.get(entity.path, {}), view.resolution.values)
+        return [values[name] for name in sorted(values)]

@@ -49,6 +49,8 @@ from configctl.handlers.base import (
     Problem,
     family_of,
 )
+from configctl.listener.compact import compact
+from configctl.listener.logformat import MORE_FOLLOW
 from configctl.listener.plugins import ConfigUpdate, LoadedPlugin, PluginContext
 from configctl.precedence import EffectiveValue, resolve_ip, resolve_quotas
 from configctl.secrets import MASK, PasswordEncoder, digest, mask_config
@@ -79,6 +81,7 @@ class RawNotification:
     name: str
     data: bytes | None
     error: str | None = None
+    ctime_ms: int | None = None  # when ZooKeeper created it: the start of its apply latency
 
 
 @dataclass(frozen=True)
@@ -131,12 +134,17 @@ class AppliedChange:
 
 @dataclass
 class BatchResult:
+    """What one batch did. With ``summary_only`` (an initial load: 100,000s of entities, logged as
+    one summary line) applied changes are only counted, not described one by one."""
+
     applied: list[AppliedChange] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    summary_only: bool = False
+    applied_count: int = 0
 
     @property
     def changed(self) -> bool:
-        return bool(self.applied)
+        return self.applied_count > 0
 
     def count(self, kind: str) -> int:
         return sum(1 for p in self.problems if p.kind == kind)
@@ -182,9 +190,16 @@ class DynamicConfigManager:
             **{f"{kind}_problems": 0 for kind in KINDS},
         }
         self._problems: dict[tuple[str, str | None, str | None], Problem] = {}
+        self._problem_index: frozenset[str | None] | None = None  # their entity paths; None: stale
         self._logged: set[tuple[str, str | None, str | None, str]] = set()
         # snapshot fragments: rendered JSON bodies, cached because topics can be 100,000s
-        self._topic_lines: dict[str, tuple[str, ...]] = {}
+        # topic path -> its bodies, None until a snapshot needs them (a load without a state
+        # directory never renders them; with one, the first snapshot does, then only changed ones)
+        # Snapshot bodies of every topic with overrides: one string (one key) or a tuple of them.
+        # Nothing is rendered (or tracked) before the first snapshot: a listener without a state
+        # directory never pays for them; after it, only topics that changed are rendered again.
+        self._topic_lines: dict[str, str | tuple[str, ...]] = {}
+        self._stale_topics: set[str] | None = None  # None: never rendered, all of them are stale
         self._topic_order: list[str] | None = None  # sorted keys of _topic_lines, rebuilt on add/remove
         self._broker_lines: tuple[str, ...] | None = None
         self._other_lines: tuple[str, ...] | None = None
@@ -267,6 +282,18 @@ class DynamicConfigManager:
         with self._lock:
             return list(self._problems.values())
 
+    def known_paths(self, prefix: str) -> list[str]:
+        """Entity paths below ``prefix`` (``users/``) in force or with a problem: what a full load
+        must still read one by one when it cannot list their directory."""
+        with self._lock:
+            paths = {p for p in self._configs if p.startswith(prefix)}
+            paths.update(
+                p.entity_path
+                for p in self._problems.values()
+                if p.entity_path and p.entity_path.startswith(prefix)
+            )
+        return sorted(paths)
+
     def is_relevant(self, entity: Entity) -> bool:
         """A broker follows every entity except other brokers' own configs."""
         return handler_for(entity).follows(entity, self.broker_id)
@@ -311,6 +338,7 @@ class DynamicConfigManager:
                 k for k, p in self._problems.items() if p.notification and p.notification not in present
             ]:
                 del self._problems[key]
+                self._problem_index = None
 
     # ------------------------------------------------------------------------------ applying
 
@@ -319,8 +347,7 @@ class DynamicConfigManager:
         result = BatchResult()
         for read in reads:
             self._apply_one(read, result)
-        for change in result.applied:
-            log.info("%s", change.describe())
+        _log_applied(result.applied)
         self._finish(result, up_to)
         return result
 
@@ -331,35 +358,59 @@ class DynamicConfigManager:
         *,
         initial: bool = False,
         invalid: Mapping[str, str] | None = None,
+        unreadable: Mapping[str, str] | None = None,
     ) -> BatchResult:
         """A full load: make the configs in force equal ``reads`` (everything in ZooKeeper).
 
         Entities in force but absent from ``reads`` are gone from ZooKeeper and are dropped.
         ``invalid`` maps nodes under /config that name no valid entity (``users/%2E%2E``) to why;
-        they are reported as poison until they are gone. Only differences are applied (and
-        logged, except on the initial load, which logs a summary).
+        they are reported as poison until they are gone. ``unreadable`` maps directories the
+        listener may not list (``users``, ``users/alice/clients``) to why: they are reported as
+        unreadable, and what is in force below them stays in force (absent from ``reads`` only
+        because they could not be listed, not because they are gone). Only differences are
+        applied (and logged, except on the initial load, which logs a summary).
         """
-        result = BatchResult()
+        result = BatchResult(summary_only=initial)
         for path, reason in (invalid or {}).items():
             self._report(Problem(POISON, path, None, reason), result)
+        hidden = tuple(f"{path}/" for path in (unreadable or {}))
+        for path, reason in (unreadable or {}).items():
+            self._report(Problem(UNREADABLE, path, None, reason), result)
         seen: set[str] = set()
         topics: set[str] = set()
+        # Nothing in force yet (a first load): nothing can have gone, so the 100,000 paths and
+        # names need not be collected to find out.
+        fresh = not self._configs and not self._topics and not self._problems
         count = 0
         for read in reads:
-            if not self.is_relevant(read.entity):
-                continue
+            if not self._apply_one(read, result):
+                continue  # another broker's own config
             count += 1
-            seen.add(read.entity.path)
-            if read.entity.type is EntityType.TOPICS and (read.data is not None or read.error is not None):
-                topics.add(read.entity.name)
-            self._apply_one(read, result)
+            if not fresh:
+                seen.add(read.entity.path)
+                if read.entity.type is EntityType.TOPICS and (
+                    read.data is not None or read.error is not None
+                ):
+                    topics.add(read.entity.name)
+        if fresh:
+            self._finish_load(result, up_to, count, initial)
+            return result
         for path in [p for p in self._configs if p not in seen]:
+            if hidden and path.startswith(hidden):
+                seen.add(path)  # below a directory we could not list: not known to be gone
+                continue
             try:
                 entity = Entity.from_path(path)
             except InvalidInput:
                 continue
             self._apply_one(EntityRead(entity, None), result)
-        keep = seen | set(invalid or ())
+        keep = seen | set(invalid or ()) | set(unreadable or ())
+        if hidden:
+            keep |= {
+                p.entity_path
+                for p in self._problems.values()
+                if p.entity_path and p.entity_path.startswith(hidden)
+            }
         with self._lock:
             self._topics.intersection_update(
                 topics | {p[7:] for p in self._configs if p.startswith("topics/")}
@@ -367,6 +418,11 @@ class DynamicConfigManager:
             self._topics.update(topics)
             for key in [k for k, p in self._problems.items() if p.entity_path and p.entity_path not in keep]:
                 del self._problems[key]  # the node is gone from ZooKeeper
+                self._problem_index = None
+        self._finish_load(result, up_to, count, initial)
+        return result
+
+    def _finish_load(self, result: BatchResult, up_to: int | None, count: int, initial: bool) -> None:
         self.counters["full_loads"] += 1
         if initial:
             log.info(
@@ -376,73 +432,93 @@ class DynamicConfigManager:
                 up_to if up_to is not None else "none",
             )
         else:
-            for change in result.applied:
-                log.info("%s", change.describe())
+            _log_applied(result.applied, more_follow=True)
             log.info(
-                "reloaded %d entity configs up to change %s: %d changed", count, up_to, len(result.applied)
+                "reloaded %d entity configs up to change %s: %d changed", count, up_to, result.applied_count
             )
         self._finish(result, up_to)
-        return result
 
     def _finish(self, result: BatchResult, up_to: int | None) -> None:
         with self._lock:
             if up_to is not None:
                 self.last_applied_change = up_to
             self.applied_at_ms = self._now_ms()
-            self.counters["applied_changes"] += len(result.applied)
+            self.counters["applied_changes"] += result.applied_count
 
-    def _apply_one(self, read: EntityRead, result: BatchResult) -> None:
+    def _apply_one(self, read: EntityRead, result: BatchResult) -> bool:
+        """Apply one entity read (or record why not); False when this broker does not follow it."""
         entity, number = read.entity, read.change_number
-        path = entity.path
         handler = handler_for(entity)
         if not handler.follows(entity, self.broker_id):
-            return
+            return False
+        path = entity.path
+        is_topic = entity.type is EntityType.TOPICS
+        if read.error is not None:
+            self._report(Problem(UNREADABLE, path, number, read.error), result)
+            return True
+        try:
+            stored = decode_entity_config(read.data) if read.data is not None else {}
+        except InvalidInput as exc:
+            self._know_topic(entity, read)
+            self._report(Problem(POISON, path, number, str(exc)), result)
+            return True
+        admission = handler.admit(entity, stored, change_number=number, decrypt=self._decrypt)
+        if admission.config is None:
+            self._know_topic(entity, read)
+            for problem in admission.problems:
+                self._report(problem, result)
+            return True
+        config = compact(admission.config) if is_topic else _interned(admission.config)
+        old = self._configs.get(path, _EMPTY)
+        if (not config) if old is _EMPTY else config == old:
+            if is_topic:
+                if read.data is None:
+                    with self._lock:
+                        self._topics.discard(entity.name)
+                else:
+                    self._know_topic(entity, read)
+            self._settle_problems(entity, number, admission.problems, self._view, result)
+            return True
+        if is_topic and not self.plugins:
+            # The hot path of a full load: a topic moves nothing but itself, and no plugin needs
+            # to see the proposal, so no overlay view is built and only the changed keys resolve.
+            after = self._view
+            moved: list[Moved] = []
+        else:
+            after = self._view.with_config(path, config)
+            moved = handler.moved(entity, self._view, after, self._wanted) if self.plugins else []
+            rejection = self._validate(moved, number)
+            if rejection is not None:
+                self._know_topic(entity, read)
+                plugin, reason = rejection
+                self._report(Problem(REJECTED, path, number, reason, plugin=plugin), result)
+                return True
+        if not result.summary_only:
+            diffs = sorted(
+                (n for n in old.keys() | config.keys() if old.get(n) != config.get(n)),
+                key=lambda n: (n not in config, n),
+            )
+            if after is self._view:
+                values = handler.effective_of(entity, self._view, config, diffs)
+            elif entity.type is EntityType.BROKERS:
+                values = after.resolution.values
+            else:
+                values = handler.effective(entity, after)
+            keys = tuple(KeyChange(n, config.get(n), values.get(n)) for n in diffs)
+            result.applied.append(AppliedChange(number, path, keys))
+        result.applied_count += 1
+        self._commit(entity, config, after, removed=read.data is None, number=number)
+        if admission.problems or entity.type is EntityType.BROKERS or self._problems:
+            self._settle_problems(entity, number, admission.problems, after, result)
+        for update in moved:
+            self._reconfigure(update, number)
+        return True
+
+    def _know_topic(self, entity: Entity, read: EntityRead) -> None:
+        """A topic whose node exists is known (plugins hear about it) whatever its config."""
         if entity.type is EntityType.TOPICS and read.data is not None and entity.name not in self._topics:
             with self._lock:
                 self._topics.add(entity.name)
-        if read.error is not None:
-            self._report(Problem(UNREADABLE, path, number, read.error), result)
-            return
-        try:
-            stored = _interned(decode_entity_config(read.data)) if read.data is not None else {}
-        except InvalidInput as exc:
-            self._report(Problem(POISON, path, number, str(exc)), result)
-            return
-        admission = handler.admit(entity, stored, change_number=number, decrypt=self._decrypt)
-        if admission.config is None:
-            for problem in admission.problems:
-                self._report(problem, result)
-            return
-        config = admission.config
-        old = self._configs.get(path, {})
-        if config == old:
-            if read.data is None and entity.type is EntityType.TOPICS:
-                with self._lock:
-                    self._topics.discard(entity.name)
-            self._settle_problems(entity, number, admission.problems, self._view, result)
-            return
-        after = self._view.with_config(path, config)
-        moved = handler.moved(entity, self._view, after, self._wanted) if self.plugins else []
-        rejection = self._validate(moved, number)
-        if rejection is not None:
-            plugin, reason = rejection
-            self._report(Problem(REJECTED, path, number, reason, plugin=plugin), result)
-            return
-        values = (
-            handler.effective(entity, after)
-            if entity.type is not EntityType.BROKERS
-            else after.resolution.values
-        )
-        diffs = sorted(
-            (n for n in set(old) | set(config) if old.get(n) != config.get(n)),
-            key=lambda n: (n not in config, n),
-        )
-        keys = tuple(KeyChange(n, config.get(n), values.get(n)) for n in diffs)
-        self._commit(entity, config, after, removed=read.data is None, number=number)
-        self._settle_problems(entity, number, admission.problems, after, result)
-        result.applied.append(AppliedChange(number, path, keys))
-        for update in moved:
-            self._reconfigure(update, number)
 
     def _settle_problems(
         self,
@@ -455,8 +531,10 @@ class DynamicConfigManager:
         """The entity applied: drop its old problems, keep what still does not take effect."""
         path = entity.path
         with self._lock:
-            for key in [k for k in self._problems if k[1] == path]:
-                del self._problems[key]
+            if path in self._problem_paths():
+                for key in [k for k in self._problems if k[1] == path]:
+                    del self._problems[key]
+                self._problem_index = None
             if entity.type is EntityType.BROKERS:
                 self._layer_changes[path] = number
         for problem in admitted:
@@ -465,6 +543,13 @@ class DynamicConfigManager:
             for problem in BROKER.ignored(view, self._layer_changes):
                 if problem.entity_path == path:
                     self._report(problem, result)
+
+    def _problem_paths(self) -> frozenset[str | None]:
+        """The entity paths that have problems (under the lock): applying 100,000 entities asks
+        this for each, and must not scan up to 1,000 problems every time."""
+        if self._problem_index is None:
+            self._problem_index = frozenset(k[1] for k in self._problems)
+        return self._problem_index
 
     # ------------------------------------------------------------------------------ plugins
 
@@ -519,7 +604,7 @@ class DynamicConfigManager:
     ) -> None:
         path = entity.path
         with self._lock:
-            family = family_of(path)
+            family = None if entity.type is EntityType.TOPICS else family_of(path)
             if config:
                 self._configs[path] = config
                 if family is not None:
@@ -543,12 +628,13 @@ class DynamicConfigManager:
                     self._topics.discard(entity.name)
                 else:
                     self._topics.add(entity.name)
-                if config:
-                    if path not in self._topic_lines:
-                        self._topic_order = None
-                    self._topic_lines[path] = self._render(entity)
-                elif self._topic_lines.pop(path, None) is not None:
-                    self._topic_order = None
+                if self._stale_topics is not None:
+                    if config:
+                        self._stale_topics.add(path)
+                    else:
+                        self._stale_topics.discard(path)
+                        if self._topic_lines.pop(path, None) is not None:
+                            self._topic_order = None
             elif entity.type is not EntityType.BROKERS:
                 self._other_lines = None
 
@@ -589,6 +675,7 @@ class DynamicConfigManager:
             self._problems[key] = stamped
             while len(self._problems) > MAX_REPORTED:
                 self._problems.pop(next(iter(self._problems)))
+            self._problem_index = None
         if result is not None:
             result.problems.append(stamped)
 
@@ -638,18 +725,29 @@ class DynamicConfigManager:
                 )
             if self._other_lines is None:
                 self._other_lines = self._render_others()
+            stale = self._stale_topics
+            if stale is None:
+                stale = {p for p in self._configs if p.startswith("topics/")}
+            for path in stale:
+                bodies = self._render(Entity(EntityType.TOPICS, path[7:]))
+                if path not in self._topic_lines:
+                    self._topic_order = None
+                self._topic_lines[path] = bodies[0] if len(bodies) == 1 else bodies
+            self._stale_topics = set()
             if self._topic_order is None:
                 self._topic_order = sorted(self._topic_lines)
             topic_groups = [self._topic_lines[p] for p in self._topic_order]
             groups = [self._broker_lines, *topic_groups, self._other_lines]
         for lines in groups:
+            if isinstance(lines, str):
+                yield head + lines + tail
+                continue
             for body in lines:
                 yield head + body + tail
 
     def _render(self, entity: Entity) -> tuple[str, ...]:
-        handler = handler_for(entity)
-        values = handler.effective(entity, self._view)
-        return _bodies(entity.path, values, handler.snapshot_names(entity, self._view))
+        values = handler_for(entity).snapshot_values(entity, self._view)
+        return _bodies(entity.path, {v.name: v for v in values}, [v.name for v in values])
 
     def _render_others(self) -> tuple[str, ...]:
         lines: list[str] = []
@@ -674,6 +772,15 @@ def _bodies(path: str, values: Mapping[str, EffectiveValue], names: Iterable[str
         shown = digest(value.value) if value.sensitive and value.value is not None else value.value
         result.append(snapshot.body(path, value.name, shown, value.source))
     return tuple(result)
+
+
+_EMPTY: Mapping[str, str] = {}
+
+
+def _log_applied(applied: Sequence[AppliedChange], *, more_follow: bool = False) -> None:
+    last = len(applied) - 1
+    for index, change in enumerate(applied):
+        log.info("%s", change.describe(), extra={MORE_FOLLOW: more_follow or index < last})
 
 
 def _interned(config: dict[str, str]) -> dict[str, str]:

@@ -3,6 +3,10 @@
 * The ephemeral node ``/configctl/brokers/<id>``: exists exactly while the listener's session
   does, so "is broker 3's listener up, and how far has it got" is one ZooKeeper read. It is
   created for every new session (ephemeral nodes die with theirs) and updated after each batch.
+* The persistent node ``/configctl/fleet/<id>`` (:class:`FleetRecorder`): who this broker is and
+  how far it got, kept after the listener dies, so ``configctl status`` still lists a broker whose
+  listener is down. Written at start, when the applied change moves (at most about once a
+  second) and at a clean stop.
 * With a state directory, ``<dir>/broker-<id>.jsonl``: written to a temporary file in the same
   directory and renamed over the old one (``os.replace`` is atomic on POSIX), so a reader such
   as the Spark audit never sees half a snapshot, and a crash leaves the previous one intact.
@@ -12,16 +16,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from configctl import snapshot
 from configctl.errors import InvalidInput
 from configctl.files import write_atomically
 from configctl.zk.ephemeral import OwnedEphemeral
+from configctl.zk.errors import translate_errors
 from configctl.zk.session import ZkSession
-from configctl.znodes import BrokerStateZNode
+from configctl.znodes import BrokerStateZNode, FleetRecordZNode
+
+FLEET_RECORD_INTERVAL_S = 1.0
+"""The fleet record is rewritten at most this often while changes flow (plus once at the end)."""
 
 
 class StatePublisher:
@@ -41,6 +54,105 @@ class StatePublisher:
         """Delete the node now (a clean stop), instead of waiting for the session to close."""
         with contextlib.suppress(Exception):
             self.node.remove()
+
+
+class FleetRecorder:
+    """Keeps the persistent ``/configctl/fleet/<id>`` record; throttled, never on the hot path.
+
+    :meth:`update` writes at once when the last write is older than the interval, else it leaves
+    a timer to write the newest value when the interval is over: a burst of 1,000 changes costs
+    two writes, and the record is never more than about a second behind once changes stop.
+    ``last_applied_change`` is read through ``progress`` when the write happens, so a delayed
+    write carries the newest value, not the one that scheduled it.
+    """
+
+    def __init__(
+        self,
+        session: ZkSession,
+        broker_id: int,
+        progress: Callable[[], int | None],
+        *,
+        interval: float = FLEET_RECORD_INTERVAL_S,
+        on_error: Callable[[Exception], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.session = session
+        self.broker_id = broker_id
+        self.path = FleetRecordZNode.path(broker_id)
+        self.host = socket.gethostname()
+        self.interval = interval
+        self._progress = progress
+        self._on_error = on_error
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._written_at: float | None = None
+        self._written: int | object | None = _NOTHING
+        self._timer: threading.Timer | None = None
+        self._closed = False
+        self.writes = 0
+
+    def update(self, *, force: bool = False) -> None:
+        """Record the current progress now (``force``), or within about one interval."""
+        with self._lock:
+            if self._closed and not force:
+                return
+            if self._written == self._progress() and not force:
+                return
+            wait = 0.0
+            if not force and self._written_at is not None:
+                wait = self._written_at + self.interval - self._clock()
+            if wait > 0:
+                if self._timer is None:
+                    self._timer = threading.Timer(wait, self._deferred)
+                    self._timer.daemon = True
+                    self._timer.start()
+                return
+        self.write()
+
+    def _deferred(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._closed:
+                return
+        self.write()
+
+    def write(self, *, raise_errors: bool = False) -> None:
+        """Write the record now; errors go to ``on_error`` (raised with ``raise_errors`` or without one)."""
+        number = self._progress()
+        now_ms = int(time.time() * 1000)
+        data = FleetRecordZNode.encode(self.broker_id, self.host, now_ms, number)
+        try:
+            with translate_errors(f"write {self.path}"):
+                client, timeout = self.session.client, self.session.timeout
+                try:
+                    client.set_async(self.path, data).get(timeout=timeout)
+                except NoNodeError:
+                    self.session.ensure_path(FleetRecordZNode.ROOT)
+                    try:
+                        client.create_async(self.path, data, acl=self.session.acls.acl_for(self.path)).get(
+                            timeout=timeout
+                        )
+                    except NodeExistsError:
+                        client.set_async(self.path, data).get(timeout=timeout)
+        except Exception as exc:
+            if raise_errors or self._on_error is None:
+                raise
+            self._on_error(exc)
+            return
+        with self._lock:
+            self._written, self._written_at = number, self._clock()
+            self.writes += 1
+
+    def close(self) -> None:
+        """No more deferred writes (the caller makes the final one with ``update(force=True)``)."""
+        with self._lock:
+            self._closed = True
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+
+_NOTHING = object()
 
 
 class SnapshotWriter:
