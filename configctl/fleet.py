@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kazoo.recipe.watchers import DataWatch
-
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.handlers import handler_for
@@ -282,8 +280,9 @@ def wait(
 
         return on_data
 
-    watches = [DataWatch(session.client, BrokerStateZNode.path(i), watcher(i)) for i in ids]
     deadline = time.monotonic() + max(0.0, timeout)
+    for i in ids:
+        session.watch_data(BrokerStateZNode.path(i), watcher(i))
     shown: list[BrokerOutcome] = []
     with changed:
         while True:
@@ -298,6 +297,6 @@ def wait(
                 result.timed_out = True
                 break
             changed.wait(remaining)
-    del watches  # DataWatch stops itself once its callback returns False; the rest die with the session
+    # Each watch stops itself once its callback returns False; the rest die with the session.
     result.brokers = [outcomes.get(i, BrokerOutcome(i, PENDING, "no answer yet")) for i in ids]
     return result

@@ -22,8 +22,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kazoo.recipe.watchers import DataWatch
-
 from configctl import fleet
 from configctl.errors import InvalidInput, one_line
 from configctl.handlers.base import Problem
@@ -140,9 +138,10 @@ def soak(
             return False
         return True
 
-    watches = [DataWatch(session.client, BrokerStateZNode.path(i), watcher(i)) for i in ids]
+    for i in ids:
+        session.watch_data(BrokerStateZNode.path(i), watcher(i))
     if record_path is not None:
-        watches.append(DataWatch(session.client, record_path, on_record))
+        session.watch_data(record_path, on_record)
     deadline = started + seconds
     with changed:
         while not failure and not record_moved:
@@ -153,7 +152,7 @@ def soak(
                 break
             changed.wait(min(TICK, remaining))
         finished.append(True)
-    del watches  # each stops itself on its next event (its callback returns False once we are done)
+    # Each watch stops itself on its next event (its callback returns False once we are done).
     elapsed = time.monotonic() - started
     if record_moved:
         return SoakResult(elapsed, "the rollout's record was changed by someone else", (), True)

@@ -289,7 +289,7 @@ class ConfigStore:
             return []
         prepared = self._prepare(changes, reason, self._before_writes(changes), extra)
         try:
-            results = prepared.transaction.commit()
+            results = prepared.transaction.commit_async().get(timeout=self.timeout)
         except LOST as exc:
             raise CommitInterrupted([], list(changes), [], one_line(exc)) from None
         with translate_errors("write configs"):
@@ -325,7 +325,7 @@ class ConfigStore:
             nonlocal conflict
             prepared, async_result = queue[0]
             try:
-                results = async_result.get()
+                results = async_result.get(timeout=self.timeout)
             except LOST as exc:
                 raise interrupted(exc) from None
             queue.popleft()

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -27,6 +28,7 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
+from kazoo.recipe.watchers import DataWatch
 
 from configctl.errors import InvalidInput, NotFound, PermissionDenied, one_line
 from configctl.zk import diagnose, multiread, retry
@@ -132,7 +134,7 @@ class ZkSession:
                     AuthFailedError("Connection dropped in SASL"), self.settings
                 ) from None
             with translate_errors("check the chroot" if self.client.chroot else "reach ZooKeeper"):
-                found = self.client.retry(self.client.exists, "/")
+                found = self._call(self.client.exists_async, "/")
         if self.client.chroot and found is None:
             raise NotFound(f"the chroot {self.client.chroot} of {self.connect} does not exist in ZooKeeper")
 
@@ -153,18 +155,41 @@ class ZkSession:
 
     # -- single nodes ---------------------------------------------------------------------------
 
+    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """One request through the command retry, each attempt bounded by the timeout.
+
+        kazoo's synchronous calls wait for an answer with no limit, and its retry deadline is only
+        checked between attempts: a server that is frozen (stopped, swapping, partitioned without
+        a reset) would hold the command forever. The async call with a bounded ``get`` cannot.
+        """
+        return self.client.retry(lambda: method(*args, **kwargs).get(timeout=self.timeout))
+
+    def watch_data(self, path: str, func: Callable[..., Any]) -> None:
+        """A kazoo ``DataWatch`` on ``path`` that the caller does not wait for.
+
+        ``DataWatch`` reads the node once before it returns, and that read has no time limit: the
+        watch is started on a helper thread so a caller with a deadline keeps it. A watch whose
+        first read fails simply never calls ``func``; the caller's deadline decides.
+        """
+
+        def start() -> None:
+            with contextlib.suppress(Exception):
+                DataWatch(self.client, path, func)
+
+        threading.Thread(target=start, name=f"configctl-watch {path}", daemon=True).start()
+
     def ensure_path(self, path: str) -> None:
         """Create ``path`` and its parents (empty data), each with the ACL its place calls for."""
         if path in self._known_paths:
             return
         client = self.client
         with translate_errors(f"create {path}"):
-            if client.retry(client.exists, path) is None:
+            if self._call(client.exists_async, path) is None:
                 parts = path.strip("/").split("/")
                 for depth in range(1, len(parts) + 1):
                     prefix = "/" + "/".join(parts[:depth])
                     with contextlib.suppress(NodeExistsError):
-                        client.retry(client.create, prefix, b"", acl=self.acls.acl_for(prefix))
+                        self._call(client.create_async, prefix, b"", acl=self.acls.acl_for(prefix))
         self._known_paths.add(path)
 
     def forget_path(self, path: str) -> None:
@@ -179,13 +204,13 @@ class ZkSession:
 
     def exists(self, path: str) -> ZnodeStat | None:
         with translate_errors(f"stat {path}"):
-            return self.client.retry(self.client.exists, path)
+            return self._call(self.client.exists_async, path)
 
     def get(self, path: str) -> Node | None:
         """``(data, stat)`` of a node, None when it does not exist."""
         with translate_errors(f"read {path}"):
             try:
-                return self.client.retry(self.client.get, path)
+                return self._call(self.client.get_async, path)
             except NoNodeError:
                 return None
 
@@ -193,7 +218,7 @@ class ZkSession:
         """Sorted children of a node ([] when it does not exist)."""
         with translate_errors(f"list {path}"):
             try:
-                return sorted(self.client.retry(self.client.get_children, path))
+                return sorted(self._call(self.client.get_children_async, path))
             except NoNodeError:
                 return []
 
