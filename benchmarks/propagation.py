@@ -19,9 +19,8 @@ All on one real ZooKeeper started for the run (or --zookeeper), each part in its
    with a snapshot directory (and of an idle one), its load time and snapshot size.
 
 Each target figure is printed beside its raw limit (issue 12's targets are ratios against the
-limit measured in the same run, or absolute where the issue says so). With the environment
-variable ``CONFIGCTL_BENCH_RESULTS`` naming a file, one JSON line per target figure is appended
-to it: ``{"figure","measured","unit","limit","ratio","target","met"}``.
+limit measured in the same run, or absolute where the issue says so). Each target figure is
+also recorded for ``make bench``'s closing table (:mod:`benchmarks.results`).
 
     python benchmarks/propagation.py [--brokers 20] [--alters 500] [--topics 100000] [--json results.json]
 """
@@ -50,6 +49,7 @@ from kazoo.client import KazooClient
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.results import format_table, record_rows  # noqa: E402
 from configctl import fleet  # noqa: E402
 from configctl.entities import DEFAULT, Entity, EntityType  # noqa: E402
 from configctl.localzk import LocalZooKeeper  # noqa: E402
@@ -307,11 +307,12 @@ def propagation(
         last = commits[-1][0]
         wait(lambda: all(lst.numbers and lst.numbers[-1] >= last for lst in listeners), 120, "all brokers")
         wait(lambda: raw.all_seen(raw_commits[-1][0]) is not None, 30, "raw watchers")
-        tick.stop()
-        tick.close()
         wall = time.time() - wall_before
         listener_cpu = sum(sum(p.cpu_times()[:2]) for p in procs) - cpu_before
         zk_cpu = sum(sum(p.cpu_times()[:2]) for p in zk_procs) - zk_cpu_before
+        waited = wait_returns(connect, tick, raw, max(20, alters // 5), interval)
+        tick.stop()
+        tick.close()
         all_brokers, per_broker = [], []
         for number, committed in commits:
             times = [listener.applied_at(number) for listener in listeners]
@@ -334,6 +335,9 @@ def propagation(
             "raw_watch_on_all_clients": summary(raw_all),
             "raw_watch_per_client": summary(raw_each),
             "raw_samples": len(raw_all),
+            "commit_to_wait_returned": summary(waited["wait"]),
+            "raw_watch_on_all_clients_during_waits": summary(waited["raw"]),
+            "waits_all_applied": waited["all_applied"],
             "listener_cpu_ms_per_change_per_broker": round(listener_cpu * 1000 / alters / brokers, 2),
             "cpu_busy_during_alters": f"listeners {listener_cpu / wall:.2f} cores, ZooKeeper {zk_cpu / wall:.2f} "
             f"cores, of {os.cpu_count()}",
@@ -541,6 +545,31 @@ def embedded_full_load(connect: str) -> float:
     return best
 
 
+def wait_returns(connect: str, tick: KazooClient, raw: RawWatchers, count: int, interval: float) -> dict:
+    """Commit then ``fleet.wait`` (what ``alter --wait`` does): commit -> wait returned, beside the
+    raw watch latency of a write made right after each commit (the same raw watchers)."""
+    raw_key = "wait-"
+    times: list[float] = []
+    raw_times: list[float] = []
+    all_applied = 0
+    with ConfigStore.connect(connect) as store:
+        for k in range(count):
+            entity = Entity.of(EntityType.TOPICS, f"topic-{k % 50}")
+            result = alter(store, entity, prepare_change(entity, {"retention.ms": str(200_000 + k)}))
+            committed_at = time.time()
+            value = f"{raw_key}{k}"
+            tick.set(RAW_PATH, value.encode())
+            raw_at = time.time()
+            written = [fleet.Written(entity, result.committed.change_number)]
+            outcome = fleet.wait(store.session, written, 60)
+            times.append((time.time() - committed_at) * 1000)
+            all_applied += outcome.all_applied and len(outcome.brokers) == raw.clients
+            wait(lambda v=value: raw.all_seen(v) is not None, 30, "raw watchers")
+            raw_times.append((max(raw.seen[value].values()) - raw_at) * 1000)
+            time.sleep(interval)
+    return {"wait": times, "raw": raw_times, "all_applied": f"{all_applied} of {count}"}
+
+
 # ----------------------------------------------------------------------------------------------
 # target figures (issue 12)
 # ----------------------------------------------------------------------------------------------
@@ -611,19 +640,8 @@ def figures(results: dict) -> list[dict]:
 
 def report(rows: list[dict]) -> None:
     print("\n== targets (issue 12): measured beside the raw limit of this run")
-    print(f"{'figure':<52} {'measured':>12} {'raw limit':>12} {'ratio':>7} {'target':>10}  met")
-    for row in rows:
-        limit = "-" if row["limit"] is None else f"{row['limit']:g} {row['unit']}"
-        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}x"
-        print(
-            f"{row['figure']:<52} {row['measured']:>9g} {row['unit']:<2} {limit:>12} {ratio:>7} "
-            f"{row['target']:>10}  {'yes' if row['met'] else 'NO'}"
-        )
-    target_file = os.environ.get("CONFIGCTL_BENCH_RESULTS")
-    if target_file:
-        with open(target_file, "a", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row) + "\n")
+    print(format_table(rows))
+    record_rows(rows)
 
 
 def main() -> None:
@@ -680,6 +698,14 @@ def main() -> None:
         finally:
             if server is not None:
                 server.stop()
+    if "propagation" in results:
+        part = results["propagation"]
+        waited, raw = part["commit_to_wait_returned"], part["raw_watch_on_all_clients_during_waits"]
+        print(
+            f"\ncommit -> --wait returned, {part['brokers']} brokers: p50 {waited['p50_ms']} ms, "
+            f"p99 {waited['p99_ms']} ms (raw watch on all clients in the same run: p50 {raw['p50_ms']} ms, "
+            f"p99 {raw['p99_ms']} ms; all applied in {part['waits_all_applied']})"
+        )
     rows = figures(results)
     report(rows)
     results["targets"] = rows

@@ -47,11 +47,30 @@ def record(
         handle.write(json.dumps(line) + "\n")
 
 
+def record_rows(rows: list[dict]) -> None:
+    """:func:`record` each row of a benchmark that built its figures as dicts of the same fields."""
+    for r in rows:
+        record(
+            r["figure"],
+            r["measured"],
+            r["unit"],
+            target=r["target"],
+            met=r["met"],
+            limit=r["limit"],
+            ratio=r["ratio"],
+        )
+
+
 def table(path: Path) -> str:
     rows = []
     for text in path.read_text(encoding="utf-8").splitlines():
         if text.strip():
             rows.append(json.loads(text))
+    return format_table(rows)
+
+
+def format_table(rows: list[dict]) -> str:
+    """The figures as an aligned table, closing with how many targets were met."""
     header = ("figure", "measured", "raw limit", "ratio", "target", "met")
     cells = [
         (

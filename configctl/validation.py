@@ -32,16 +32,17 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from configctl import catalogue, crosskey, placement, values
 from configctl.catalogue import LISTENER_PREFIX, ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ValidationFailed
 from configctl.errors import shown as echo
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 __all__ = [
     "check",
@@ -94,8 +95,12 @@ def _validators(entity_type: EntityType) -> Mapping[str, Draft202012Validator]:
     """One compiled validator per key: compiled once per process, reused for every value.
 
     The schemas' own validity is a test (tests/unit/test_catalogue.py), not a run-time step:
-    ``check_schema`` on the broker schema costs ~100 ms, too much for every CLI call.
+    ``check_schema`` on the broker schema costs ~100 ms, too much for every CLI call. jsonschema
+    itself is imported here, on the first value the fast path cannot decide: importing it costs a
+    one-key ``alter`` about 35 ms of its start.
     """
+    from jsonschema import Draft202012Validator
+
     document = catalogue.schema(entity_type)
     return {name: Draft202012Validator(sub) for name, sub in document["properties"].items()}
 

@@ -16,7 +16,7 @@ from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options
 from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
-from configctl.cli.rollout import canary_alter, canary_options, requested
+from configctl.cli.rollout_options import canary_options, requested
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.entities import Entity
@@ -106,6 +106,8 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
     )
     reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
     if requested():  # --canary: a rollout (configctl/rollout/canary.py)
+        from configctl.cli.rollout import canary_alter
+
         return canary_alter(entity, change, reason, kwargs)
     with open_store() as store:
         if_version = kwargs["if_version"]

@@ -25,7 +25,7 @@ from configctl import secrets, writer
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import after_commit, before_write, console, emit_json, safe
-from configctl.cli.rollout import apply_in_waves, requested, wave_options
+from configctl.cli.rollout_options import requested, wave_options
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.desired import apply as applying
 from configctl.desired import document as desired_files
@@ -238,6 +238,8 @@ def apply(
             if not click.confirm(question, default=False, err=True):
                 raise InvalidInput("apply cancelled; nothing was written")
         if requested():  # --waves: a rollout (configctl/rollout/waves.py)
+            from configctl.cli.rollout import apply_in_waves
+
             return apply_in_waves(store, result, reason, wait)
         try:
             applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())

@@ -14,7 +14,6 @@ one of the entities.
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -42,6 +41,7 @@ from configctl.cli.render import (
     safe,
     show,
 )
+from configctl.cli.rollout_options import DEFAULT_CHECK_TIMEOUT, given_options
 from configctl.cli.waiting import DEFAULT_WAIT
 from configctl.desired.plan import listed
 from configctl.entities import Entity
@@ -65,112 +65,13 @@ from configctl.rollout.parsing import (
 from configctl.rollout.record import Options, Record
 from configctl.rollout.steps import Progress, Report
 
-_META = "configctl.rollout"
 _LEFT_OPEN = (3, 4, 8)
 """Exit codes of failures that may leave a recorded rollout open: ZooKeeper lost, refused, or a write cut off."""
-DEFAULT_CHECK_TIMEOUT = 60.0
 _STYLES = {fleet.APPLIED: "green", fleet.PENDING: "yellow"}
 
 
-# -- options on alter and apply ---------------------------------------------------------------------
-
-
-def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    if value is not None and value is not False:
-        ctx.meta.setdefault(_META, {})[param.name] = value
-    return value
-
-
-def _given() -> dict[str, Any]:
-    return dict(click.get_current_context().meta.get(_META, {}))
-
-
-def requested() -> bool:
-    """Were rollout options given to this command (``alter --canary``, ``apply --waves``, ...)?"""
-    return bool(_given())
-
-
-def _option(*decls: str, **attrs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return click.option(*decls, expose_value=False, callback=_remember, default=None, **attrs)
-
-
-def _step_options(what: str) -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
-    return [
-        _option(
-            "--soak",
-            "soak",
-            metavar="DURATION",
-            help=f"After {what} is applied, watch it this long (30s, 5m, 1h; a number is seconds): "
-            "a new problem on those brokers fails it.",
-        ),
-        _option(
-            "--check",
-            "check",
-            metavar="CMD",
-            help=f"A shell command that must exit 0 for {what} to count as healthy (its environment names "
-            "the brokers, the change numbers and the rollout; see docs/rollout.md).",
-        ),
-        _option(
-            "--check-timeout",
-            "check_timeout",
-            metavar="DURATION",
-            help=f"Kill the check after this long and count it as a failure [default: {DEFAULT_CHECK_TIMEOUT:g}s].",
-        ),
-    ]
-
-
-def _with_options(
-    func: Callable[..., Any], options: list[Callable[[Callable[..., Any]], Callable[..., Any]]], lead: str
-) -> Callable[..., Any]:
-    @functools.wraps(func)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        given = _given()
-        loose = sorted(name for name in given if name != lead)
-        if loose and lead not in given:
-            flags = ", ".join("--" + name.replace("_", "-") for name in loose)
-            raise InvalidInput(f"{flags} only appl{'y' if len(loose) > 1 else 'ies'} with --{lead}")
-        return func(*args, **kwargs)
-
-    for option in reversed(options):
-        checked = option(checked)
-    return checked
-
-
-def canary_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--canary IDS``, ``--soak``, ``--check``, ``--check-timeout`` on ``alter``."""
-    lead = _option(
-        "--canary",
-        "canary",
-        metavar="IDS",
-        help="With --broker-defaults: first write the change as overrides on these brokers (comma-separated "
-        "ids), judge it there, then promote it to <default> in one transaction or abort (docs/rollout.md).",
-    )
-    return _with_options(func, [lead, *_step_options("the canary")], "canary")
-
-
-def wave_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--waves N|P%``, ``--soak``, ``--check``, ``--check-timeout``, ``--revert-on-failure`` on ``apply``."""
-    lead = _option(
-        "--waves",
-        "waves",
-        metavar="N|P%",
-        help="Write the plan in N waves (or waves of P%% of its entities), each applied by every live broker "
-        "(and healthy) before the next (docs/rollout.md).",
-    )
-    revert = click.option(
-        "--revert-on-failure",
-        "revert_on_failure",
-        is_flag=True,
-        default=False,
-        expose_value=False,
-        callback=_remember,
-        help="If a wave fails, restore every entity already written to its exact previous bytes.",
-    )
-    return _with_options(func, [lead, *_step_options("each wave"), revert], "waves")
-
-
 def _options(wait: float | None) -> Options:
-    given = _given()
+    given = given_options()
     return Options(
         soak_seconds=parse_duration(given["soak"], option="--soak") if "soak" in given else 0.0,
         check=given.get("check") or None,
@@ -187,7 +88,7 @@ def _options(wait: float | None) -> Options:
 
 def canary_alter(entity: Entity, change: ConfigChange, reason: str, kwargs: dict[str, Any]) -> None:
     """``alter --broker-defaults ... --canary IDS``: the hand-off from ``alter``."""
-    given = _given()
+    given = given_options()
     brokers = parse_broker_ids(given["canary"])
     options = _options(kwargs.get("wait"))
     with open_store() as store:
@@ -264,7 +165,7 @@ class _CanaryPlanView:
 
 def apply_in_waves(store: Any, plan: Any, reason: str, wait: float | None) -> None:
     """``apply --waves``: the hand-off from ``apply`` once the plan is shown and confirmed."""
-    spec = parse_waves(_given()["waves"])
+    spec = parse_waves(given_options()["waves"])
     options = _options(wait)
     planned = waves.prepare(store, plan, spec)
     with observing() as observer:
