@@ -41,6 +41,8 @@ _V1_ENTITY_TYPES = ("topics", "clients")
 _CHANGE_NAME_RE = re.compile(r"config_change_([0-9]+)")
 _MAX_SEQUENCE = 2**31 - 1  # ZooKeeper's sequence counter is a signed 32-bit int
 _JSON_ESCAPE_RE = re.compile(r"\\(?:u[0-9a-f]{4}|.)")
+_NEEDS_ESCAPE_RE = re.compile(r'[\x00-\x1f"\\]')
+"""What ``json.dumps(ensure_ascii=False)`` escapes: the quote, the backslash, control characters."""
 
 
 # -- JSON text, as Jackson writes it --------------------------------------------------------------
@@ -53,6 +55,8 @@ def _json_string(text: str) -> str:
     non-ASCII stays literal) but Python writes ``\\u001f`` where Jackson writes ``\\u001F``. Every
     backslash in ``json.dumps`` output starts an escape, so scanning escapes left to right is exact.
     """
+    if not _NEEDS_ESCAPE_RE.search(text):
+        return f'"{text}"'  # what json.dumps writes for it; nearly every name and value
     quoted = json.dumps(text, ensure_ascii=False)
     return _JSON_ESCAPE_RE.sub(lambda m: m.group(0)[:2] + m.group(0)[2:].upper(), quoted)
 

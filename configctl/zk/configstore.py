@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNodeError, RolledBackError
@@ -92,9 +93,9 @@ class Change:
     exact: bytes | None = None
     remove_node: bool = False
 
-    @property
+    @cached_property
     def data(self) -> bytes:
-        """The bytes the config node gets."""
+        """The bytes the config node gets (encoded once: the size check and the write both need them)."""
         return self.exact if self.exact is not None else encode_entity_config(self.config)
 
 
