@@ -36,7 +36,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "configctl.cli.desired:plan",
         "Show what apply would change: add / change / delete per key, per entity.",
     ),
-    "apply": ("configctl.cli.desired:apply", "Make ZooKeeper match the file, in batched atomic transactions."),
+    "apply": (
+        "configctl.cli.desired:apply",
+        "Make ZooKeeper match the file, in batched atomic transactions.",
+    ),
     "export": ("configctl.cli.desired:export", "Write the current dynamic configs as a desired-state file."),
     "history": ("configctl.cli.history:history", "Show the recorded writes of one entity, newest first."),
     "rollback": (

@@ -71,4 +71,9 @@ def test_help_imports_no_command_module() -> None:
     assert not {m for m in modules if m.startswith("configctl.cli.") and m not in ALLOWED_AT_HELP}
 
 
-ALLOWED_AT_HELP = {"configctl.cli.main", "configctl.cli.options", "configctl.cli.habits", "configctl.cli.__main__"}
+ALLOWED_AT_HELP = {
+    "configctl.cli.main",
+    "configctl.cli.options",
+    "configctl.cli.habits",
+    "configctl.cli.__main__",
+}
