@@ -90,6 +90,14 @@ def listener() -> None:
     help="/healthz says 'stalled' (503) when work has waited undone this long.",
 )
 @click.option(
+    "--digest-key-file",
+    type=click.Path(dir_okay=False),
+    envvar="CONFIGCTL_DIGEST_KEY_FILE",
+    metavar="FILE",
+    help="The fleet's digest key (at least 16 bytes, the same for every listener and the audit): "
+    "secrets in the snapshot and state node are HMAC-SHA256 under it instead of plain SHA-256.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -113,6 +121,7 @@ def run(
     metrics_port: int | None,
     metrics_address: str,
     stall_after: float,
+    digest_key_file: str | None,
     log_level: str,
     log_format: str,
 ) -> None:
@@ -139,6 +148,7 @@ def run(
         metrics_port=metrics_port,
         metrics_address=metrics_address,
         stall_after_s=stall_after,
+        digest_key_file=digest_key_file,
     )
     log = logging.getLogger("configctl.listener")
     try:

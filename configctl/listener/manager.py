@@ -165,8 +165,10 @@ class DynamicConfigManager:
         plugins: Sequence[LoadedPlugin] = (),
         *,
         clock: Callable[[], float] = time.time,
+        digest_key: bytes | None = None,
     ) -> None:
         self.broker_id = int(broker_id)
+        self.digest_key = digest_key  # the fleet's key for secrets' digests (secrets.digest)
         self.static_config: dict[str, str] = {str(k): str(v) for k, v in static_config.items()}
         self.plugins = list(plugins)
         self._wanted = frozenset().union(*(p.configs for p in self.plugins))
@@ -686,7 +688,11 @@ class DynamicConfigManager:
 
     def static_config_digests(self) -> dict[str, str]:
         """Digests of the sensitive static values, so drift in them is visible without the values."""
-        return {k: digest(v) for k, v in sorted(self.static_config.items()) if self._static_sensitive(k)}
+        return {
+            k: digest(v, self.digest_key)
+            for k, v in sorted(self.static_config.items())
+            if self._static_sensitive(k)
+        }
 
     @staticmethod
     def _static_sensitive(name: str) -> bool:
@@ -721,7 +727,10 @@ class DynamicConfigManager:
             if self._broker_lines is None:
                 own = Entity(EntityType.BROKERS, str(self.broker_id))
                 self._broker_lines = _bodies(
-                    own.path, self._view.resolution.values, sorted(self._view.resolution.values)
+                    own.path,
+                    self._view.resolution.values,
+                    sorted(self._view.resolution.values),
+                    self.digest_key,
                 )
             if self._other_lines is None:
                 self._other_lines = self._render_others()
@@ -747,7 +756,7 @@ class DynamicConfigManager:
 
     def _render(self, entity: Entity) -> tuple[str, ...]:
         values = handler_for(entity).snapshot_values(entity, self._view)
-        return _bodies(entity.path, {v.name: v for v in values}, [v.name for v in values])
+        return _bodies(entity.path, {v.name: v for v in values}, [v.name for v in values], self.digest_key)
 
     def _render_others(self) -> tuple[str, ...]:
         lines: list[str] = []
@@ -763,13 +772,15 @@ class DynamicConfigManager:
         return int(self._clock() * 1000)
 
 
-def _bodies(path: str, values: Mapping[str, EffectiveValue], names: Iterable[str]) -> tuple[str, ...]:
+def _bodies(
+    path: str, values: Mapping[str, EffectiveValue], names: Iterable[str], key: bytes | None
+) -> tuple[str, ...]:
     result = []
     for name in names:
         value = values.get(name)
         if value is None:
             continue
-        shown = digest(value.value) if value.sensitive and value.value is not None else value.value
+        shown = digest(value.value, key) if value.sensitive and value.value is not None else value.value
         result.append(snapshot.body(path, value.name, shown, value.source))
     return tuple(result)
 

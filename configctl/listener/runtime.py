@@ -46,6 +46,7 @@ from configctl.listener.notification_listener import (
 from configctl.listener.plugins import LoadedPlugin, load_plugins
 from configctl.listener.state import FleetRecorder, SnapshotWriter, StatePublisher
 from configctl.precedence import EffectiveValue
+from configctl.secrets import read_digest_key
 from configctl.zk.connection import ConnectionSettings
 from configctl.zk.session import ZkSession
 
@@ -242,7 +243,9 @@ class ConfigListener:
     ``metrics_port``: serve Prometheus ``/metrics`` and ``/healthz`` on this port (0: any free
     port, see :attr:`metrics_port`; None: no server, :meth:`metrics_text` still works) at
     ``metrics_address`` (all interfaces by default). ``stall_after_s``: how long work may wait
-    undone before :meth:`health` calls the listener stalled.
+    undone before :meth:`health` calls the listener stalled. ``digest_key_file``: the fleet's
+    digest key (else ``$CONFIGCTL_DIGEST_KEY_FILE``; neither: plain SHA-256), which makes the
+    digests of secrets in snapshots and the state node HMAC-SHA256 under it (:func:`secrets.digest`).
     """
 
     def __init__(
@@ -262,6 +265,7 @@ class ConfigListener:
         metrics_port: int | None = None,
         metrics_address: str = "",
         stall_after_s: float = DEFAULT_STALL_AFTER_S,
+        digest_key_file: str | os.PathLike[str] | None = None,
     ) -> None:
         self.broker_id = _check_broker_id(broker_id)
         if isinstance(change_expiration_ms, bool) or int(change_expiration_ms) <= 0:
@@ -274,7 +278,8 @@ class ConfigListener:
             raise InvalidInput("stall_after_s must be a positive number of seconds")
         static = load_static_config(static_config, self.broker_id)
         loaded: list[LoadedPlugin] = load_plugins(plugins, discover=discover_plugins)
-        self.manager = DynamicConfigManager(self.broker_id, static, loaded)
+        digest_key = read_digest_key(os.fspath(digest_key_file) if digest_key_file is not None else None)
+        self.manager = DynamicConfigManager(self.broker_id, static, loaded, digest_key=digest_key)
         self.snapshot = (
             SnapshotWriter(state_dir, self.broker_id, fsync=fsync_snapshots) if state_dir else None
         )

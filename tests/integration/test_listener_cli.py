@@ -15,7 +15,9 @@ import pytest
 from helpers import REPO_ROOT, free_port, run_cli, wait_for
 
 from configctl import fleet
+from configctl.configparse import load_properties_file
 from configctl.entities import Entity
+from configctl.secrets import digest
 from configctl.writer import alter, prepare_change
 from configctl.zk.configstore import ConfigStore
 from configctl.znodes import NOTIFICATION_PATH_PREFIX, encode_entity_config
@@ -37,9 +39,13 @@ def test_run_logs_each_applied_change_and_exits_cleanly_on_a_signal(zk_connect, 
         "--state-dir", str(tmp_path), "--change-expiration-ms", "600000",
         "--plugin", "examples.plugins.quota_enforcer:ClientQuotaEnforcer",
     ]  # fmt: skip
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()
-    )
+    env = child_env()
+    key = None
+    if sig == signal.SIGINT:  # this run also takes the fleet digest key from the environment
+        key = b"fleet-digest-key-0123456789"
+        (tmp_path / "digest.key").write_bytes(key + b"\n")
+        env["CONFIGCTL_DIGEST_KEY_FILE"] = str(tmp_path / "digest.key")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         with ConfigStore.connect(zk_connect) as store:
             wait_for(
@@ -72,7 +78,9 @@ def test_run_logs_each_applied_change_and_exits_cleanly_on_a_signal(zk_connect, 
         (r["entity_path"], r["name"], r["value"]) for r in rows
     }
     secret = next(r for r in rows if r["name"] == "ssl.keystore.password")
-    assert secret["value"].startswith("sha256:") and secret["source"] == "STATIC_BROKER_CONFIG"
+    static = load_properties_file(EXAMPLES / "server-2.properties")["ssl.keystore.password"]
+    assert secret["value"] == digest(static, key) and secret["source"] == "STATIC_BROKER_CONFIG"
+    assert (secret["value"] == digest(static)) == (key is None)
 
 
 def test_bad_input_is_a_one_line_error(zk_connect, tmp_path: Path):

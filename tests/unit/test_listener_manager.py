@@ -211,6 +211,29 @@ def test_broker_passwords_are_decrypted_for_plugins_and_digested_in_snapshots():
     assert secret["value"] == digest("enc")
 
 
+def test_with_the_fleet_digest_key_every_secret_digest_is_keyed():
+    """Snapshot rows (own broker, topics' neighbours, users) and the state node's static digests
+    all use the fleet key: one digest per value across the fleet, none testable without the key."""
+    from configctl.secrets import scram_credential
+
+    key = b"k" * 32
+    credential = scram_credential("SCRAM-SHA-256", "pw", salt=b"salt")
+    m = DynamicConfigManager(1, STATIC, [], digest_key=key)
+    name = "listener.name.internal.ssl.keystore.password"
+    m.apply(
+        [
+            read("brokers/1", {name: PasswordEncoder("enc").encode("keystore-pw")}, 1),
+            read("users/alice", {"SCRAM-SHA-256": credential}, 2),
+        ],
+        2,
+    )
+    rows = {(r["entity_path"], r["name"]): r["value"] for r in map(json.loads, m.snapshot_lines(2))}
+    assert rows[("brokers/1", name)] == digest("keystore-pw", key) != digest("keystore-pw")
+    assert rows[("brokers/1", "password.encoder.secret")] == digest("enc", key)
+    assert rows[("users/alice", "SCRAM-SHA-256")] == digest(credential, key)
+    assert m.state_document()["static_config_digests"] == {"password.encoder.secret": digest("enc", key)}
+
+
 def test_a_password_that_does_not_decrypt_is_poison_for_that_key_only():
     encoded = PasswordEncoder("other-secret").encode("pw")
     m = manager()
