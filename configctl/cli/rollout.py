@@ -28,6 +28,7 @@ from rich.table import Table
 
 from configctl import fleet
 from configctl.changes import ConfigChange
+from configctl.cli import waiting
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
 from configctl.cli.render import (
@@ -46,12 +47,10 @@ from configctl.cli.waiting import DEFAULT_WAIT
 from configctl.desired.plan import listed
 from configctl.entities import Entity
 from configctl.errors import (
-    BrokersRefused,
     ConfigctlError,
     InvalidInput,
     RolloutAborted,
     RolloutStuck,
-    WaitTimedOut,
     one_line,
 )
 from configctl.rollout import canary, control, nodes, steps, waves
@@ -219,19 +218,8 @@ def conclude(report: Report) -> None:
             f"configctl rollout abort {report.id} restores what went out, resume {report.id} goes on"
         )
     result = report.fleet
-    if report.outcome == steps.PROMOTED and result is not None and result.brokers:
-        if result.refused:
-            first = result.refused[0]
-            raise BrokersRefused(
-                f"{name} promoted the change to brokers/<default> (change {result.change_number}), but broker "
-                f"{first.broker_id} refused it ({first.status}: {first.reason})"
-            )
-        if result.pending:
-            ids = ", ".join(str(b.broker_id) for b in result.pending)
-            raise WaitTimedOut(
-                f"{name} promoted the change to brokers/<default> (change {result.change_number}), but broker(s) "
-                f"{ids} had not applied it in time"
-            )
+    if report.outcome == steps.PROMOTED and result is not None:
+        waiting.conclude(result, None, done=f"{name} promoted the change to brokers/<default>")
 
 
 @dataclass

@@ -64,22 +64,25 @@ def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -
     return result
 
 
-def conclude(result: fleet.WaitResult, timeout: float) -> None:
-    """The exit status the wait earned (after the command printed its result)."""
+def conclude(
+    result: fleet.WaitResult, timeout: float | None, *, done: str = "the write is committed"
+) -> None:
+    """The exit status the wait earned (after the command printed its result): 9 when a broker
+    refused the change, 10 when one had not applied it in time; ``done`` says what was written."""
     if not result.brokers:
         return
     if result.refused:
         first = result.refused[0]
         more = f" and {len(result.refused) - 1} more broker(s)" if len(result.refused) > 1 else ""
         raise BrokersRefused(
-            f"the write is committed (change {result.change_number}), but broker {first.broker_id}{more} "
+            f"{done} (change {result.change_number}), but broker {first.broker_id}{more} "
             f"refused it ({first.status}: {first.reason})"
         )
     if result.pending:
         ids = ", ".join(str(b.broker_id) for b in result.pending)
+        when = f"after {timeout:g}s" if timeout is not None else "in time"
         raise WaitTimedOut(
-            f"the write is committed (change {result.change_number}), but broker(s) {ids} had not applied it "
-            f"after {timeout:g}s"
+            f"{done} (change {result.change_number}), but broker(s) {ids} had not applied it {when}"
         )
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.errors import InvalidInput
 from configctl.precedence import BrokerResolution, EffectiveValue, resolve_broker
 
 # Contract 7's problem kinds.
@@ -251,6 +252,24 @@ class FamilyHandler(ABC):
     @abstractmethod
     def reads(self, entity: Entity, broker_id: int) -> Reads:
         """The stored configs (besides the broker's two layers) ``effective`` consults."""
+
+    def moved_in_family(
+        self, family: str, entity: Entity, before: BrokerView, after: BrokerView, wanted: frozenset[str]
+    ) -> list[Moved]:
+        """``moved`` for families whose members resolve through each other (quotas, IPs): the
+        changed entity and every known member of ``family`` whose resolution it moves."""
+        paths = {entity.path} | set(before.family(family)) | set(after.family(family))
+        result = []
+        for path in sorted(paths):
+            try:
+                other = entity if path == entity.path else Entity.from_path(path)
+            except InvalidInput:
+                continue
+            new = self.effective(other, after)
+            changed = changed_names(self.effective(other, before), new)
+            if changed & wanted:
+                result.append(Moved(other, new, changed))
+        return result
 
     def snapshot_names(self, entity: Entity, view: BrokerView) -> list[str]:
         """The keys a snapshot lists for this entity: the ones it overrides itself."""

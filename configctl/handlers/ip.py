@@ -11,7 +11,6 @@ from collections.abc import Mapping
 
 from configctl import ips
 from configctl.entities import Entity, EntityType
-from configctl.errors import InvalidInput
 from configctl.handlers.base import (
     IGNORED,
     Admission,
@@ -21,7 +20,6 @@ from configctl.handlers.base import (
     Moved,
     Problem,
     Reads,
-    changed_names,
 )
 from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, resolve_ip
@@ -44,18 +42,7 @@ class IpHandler(FamilyHandler):
     def moved(
         self, entity: Entity, before: BrokerView, after: BrokerView, wanted: frozenset[str]
     ) -> list[Moved]:
-        paths = {entity.path} | set(before.family("ips")) | set(after.family("ips"))
-        result = []
-        for path in sorted(paths):
-            try:
-                other = entity if path == entity.path else Entity.from_path(path)
-            except InvalidInput:
-                continue
-            new = self.effective(other, after)
-            changed = changed_names(self.effective(other, before), new)
-            if changed & wanted:
-                result.append(Moved(other, new, changed))
-        return result
+        return self.moved_in_family("ips", entity, before, after, wanted)
 
     def reads(self, entity: Entity, broker_id: int) -> Reads:
         return Reads(types=(EntityType.IPS,))

@@ -19,7 +19,6 @@ from configctl.handlers.base import (
     FamilyHandler,
     Moved,
     Reads,
-    changed_names,
 )
 from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, resolve_stored_quotas, stored_quota_paths
@@ -53,27 +52,8 @@ class QuotaHandler(FamilyHandler):
         self, entity: Entity, before: BrokerView, after: BrokerView, wanted: frozenset[str]
     ) -> list[Moved]:
         """The changed entity and every known quota entity whose resolution it moves."""
-        paths = {entity.path} | set(before.family("quotas")) | set(after.family("quotas"))
-        result = []
-        for path in sorted(paths):
-            other = entity if path == entity.path else _entity(path)
-            if other is None:
-                continue
-            new = self.effective(other, after)
-            changed = changed_names(self.effective(other, before), new)
-            if changed & wanted:
-                result.append(Moved(other, new, changed))
-        return result
+        return self.moved_in_family("quotas", entity, before, after, wanted)
 
     def reads(self, entity: Entity, broker_id: int) -> Reads:
         user, client = _levels(entity)
         return Reads(paths=tuple(dict.fromkeys([entity.path, *stored_quota_paths(user, client)])))
-
-
-def _entity(path: str) -> Entity | None:
-    from configctl.errors import InvalidInput
-
-    try:
-        return Entity.from_path(path)
-    except InvalidInput:
-        return None
