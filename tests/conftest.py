@@ -9,6 +9,8 @@ Servers are real (pyspark's ZooKeeper jars + Java), started only when a test ask
   running again, so a test may kill nodes freely.
 - ``restartable_zk`` (function): a dedicated single server a test may kill and restart.
   Never kill the shared ``zk_server``.
+- ``fleet_of_three`` (function): brokers 1, 2 and 3 as ``configctl listener run`` processes on
+  ``zk_connect`` (broker 2 with a plugin that refuses retention under 60 s).
 - ``secure_zk`` (session): one single server with TLS and SASL (``zk start --tls --sasl``), as a
   :class:`SecureZooKeeper` with the CA, the SASL user and password, kazoo arguments and the
   ``CONFIGCTL_*`` variables to reach it. Never kill it either.
@@ -35,7 +37,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:  # `from helpers import ...` works in every pytest import mode
     sys.path.insert(0, str(TESTS_DIR))
 
-from helpers import CliResult, free_port_block, run_cli  # noqa: E402
+from helpers import REPO_ROOT, CliResult, child_env, free_port_block, run_cli, wait_for  # noqa: E402
 from helpers import free_port as _free_port  # noqa: E402
 
 _FOLDER_MARKERS = {"unit": "unit", "integration": "zk", "spark": "spark"}
@@ -228,3 +230,53 @@ def secure_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureZooKee
         )
     finally:
         server.stop()
+
+
+REJECTING_PLUGIN = "examples.plugins.log_retention:LogRetentionApplier"
+"""Refuses a retention under 60 s: broker 2 of ``fleet_of_three`` runs it."""
+
+
+@pytest.fixture
+def fleet_of_three(zk_connect: str, tmp_path: Path) -> Iterator[dict[int, Any]]:
+    """Brokers 1, 2 and 3, each a `configctl listener run` process; broker 2 runs a rejecting plugin.
+
+    Yields the processes by broker id once all three have published their state; stops them
+    (thawing any a test froze with SIGSTOP) afterwards. Each one's log is ``tmp_path/listener-<id>.log``.
+    """
+    import os
+    import subprocess
+
+    from configctl import fleet
+    from configctl.zk.configstore import ConfigStore
+
+    processes: dict[int, subprocess.Popen] = {}
+    for broker_id in (1, 2, 3):
+        command = [
+            sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", zk_connect, "--broker-id",
+            str(broker_id), "--server-properties", str(REPO_ROOT / "examples" / f"server-{broker_id}.properties"),
+        ]  # fmt: skip
+        if broker_id == 2:
+            command += ["--plugin", REJECTING_PLUGIN]
+        processes[broker_id] = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp_path / f"listener-{broker_id}.log", "w"),  # noqa: SIM115 - closed with the process
+            env=child_env(),
+        )
+    try:
+        with ConfigStore.connect(zk_connect) as store:
+            wait_for(
+                lambda: len(fleet.broker_states(store.session)) == 3, timeout=90, message="three listeners"
+            )
+        yield processes
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGCONT)
+                process.terminate()
+        for process in processes.values():
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -12,67 +12,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, run_cli, wait_for
+from helpers import run_cli
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
-from configctl import fleet
-from configctl.zk.configstore import ConfigStore
-
 pytestmark = pytest.mark.zk
-
-EXAMPLES = REPO_ROOT / "examples"
-REJECTING = "examples.plugins.log_retention:LogRetentionApplier"  # refuses retention under 60 s
-
-
-def child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIGCTL_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 def cli(connect: str, *args: str, **kwargs):
     return run_cli("--zookeeper", connect, *args, **kwargs)
-
-
-@pytest.fixture
-def fleet_of_three(zk_connect: str, tmp_path: Path) -> Iterator[dict[int, subprocess.Popen]]:
-    """Brokers 1, 2 and 3, each a `configctl listener run` process; broker 2 runs a rejecting plugin."""
-    processes: dict[int, subprocess.Popen] = {}
-    for broker_id in (1, 2, 3):
-        command = [
-            sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", zk_connect,
-            "--broker-id", str(broker_id), "--server-properties", str(EXAMPLES / f"server-{broker_id}.properties"),
-        ]  # fmt: skip
-        if broker_id == 2:
-            command += ["--plugin", REJECTING]
-        processes[broker_id] = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=open(tmp_path / f"listener-{broker_id}.log", "w"),  # noqa: SIM115 - closed with the process
-            env=child_env(),
-        )
-    try:
-        with ConfigStore.connect(zk_connect) as store:
-            wait_for(
-                lambda: len(fleet.broker_states(store.session)) == 3, timeout=90, message="three listeners"
-            )
-        yield processes
-    finally:
-        for process in processes.values():
-            if process.poll() is None:
-                with_signal(process, signal.SIGCONT)
-                process.terminate()
-        for process in processes.values():
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 def with_signal(process: subprocess.Popen, sig: int) -> None:

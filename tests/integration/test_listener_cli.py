@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -12,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, free_port, run_cli, wait_for
+from helpers import REPO_ROOT, child_env, free_port, run_cli, wait_for
 
 from configctl import fleet
 from configctl.configparse import load_properties_file
@@ -23,12 +22,6 @@ from configctl.zk.configstore import ConfigStore
 from configctl.znodes import NOTIFICATION_PATH_PREFIX, encode_entity_config
 
 EXAMPLES = REPO_ROOT / "examples"
-
-
-def child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIGCTL_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
