@@ -13,10 +13,16 @@ All on one real ZooKeeper started for the run (or --zookeeper), each part in its
 3. **Purge**: 10,000 expired notifications; time for a listener to delete them, and how many
    ZooKeeper lookups found the boundary (vs. one per notification for Kafka's approach, whose
    cost is estimated by timing sequential stats of 1,000 of them).
-4. **Memory**: resident memory of a listener process holding 100,000 topic overrides (and of
-   an idle one), plus its load time and snapshot size.
+4. **Load and memory**: a full load of 100,000 topic overrides by an embedded listener beside
+   the raw limit of the same run (listing ``/config/topics`` and one multiRead of every node
+   through ``ZkSession.get_many``); the resident memory of a listener process holding them
+   with a snapshot directory (and of an idle one), its load time and snapshot size.
 
-    python benchmarks/propagation.py [--brokers 20] [--alters 500] [--json results.json]
+Each target figure is printed beside its raw limit (issue 12's targets are ratios against the
+limit measured in the same run, or absolute where the issue says so). Each target figure is
+also recorded for ``make bench``'s closing table (:mod:`benchmarks.results`).
+
+    python benchmarks/propagation.py [--brokers 20] [--alters 500] [--topics 100000] [--json results.json]
 """
 
 from __future__ import annotations
@@ -43,10 +49,13 @@ from kazoo.client import KazooClient
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.results import format_table, record_rows  # noqa: E402
+from configctl import fleet  # noqa: E402
 from configctl.entities import DEFAULT, Entity, EntityType  # noqa: E402
 from configctl.localzk import LocalZooKeeper  # noqa: E402
 from configctl.writer import alter, prepare_change  # noqa: E402
-from configctl.zkstore import Change, ZkStore  # noqa: E402
+from configctl.zk.configstore import Change, ConfigStore  # noqa: E402
+from configctl.zk.connection import ConnectionSettings  # noqa: E402
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_notification  # noqa: E402
 
 APPLIED_RE = re.compile(r" INFO applied change (\d+):")
@@ -255,8 +264,8 @@ def propagation(
     root: str, work: Path, brokers: int, alters: int, interval: float, zk_pids: list[int]
 ) -> dict:
     connect = make_chroot(root, "propagation")
-    with ZkStore(connect) as store:
-        store.ensure_path(CHANGES_PATH)
+    with ConfigStore.connect(connect) as store:
+        store.session.ensure_path(CHANGES_PATH)
     print(f"starting {brokers} listener processes ...", flush=True)
     listeners = [ListenerProcess(connect, i, work) for i in range(1, brokers + 1)]
     raw = RawWatchers(connect, brokers)
@@ -278,7 +287,7 @@ def propagation(
         cpu_before = sum(sum(p.cpu_times()[:2]) for p in procs)
         zk_cpu_before = sum(sum(p.cpu_times()[:2]) for p in zk_procs)
         wall_before = time.time()
-        with ZkStore(connect) as store:
+        with ConfigStore.connect(connect) as store:
             for k in range(alters):
                 started = time.time()
                 if k % 10 == 9:
@@ -298,11 +307,12 @@ def propagation(
         last = commits[-1][0]
         wait(lambda: all(lst.numbers and lst.numbers[-1] >= last for lst in listeners), 120, "all brokers")
         wait(lambda: raw.all_seen(raw_commits[-1][0]) is not None, 30, "raw watchers")
-        tick.stop()
-        tick.close()
         wall = time.time() - wall_before
         listener_cpu = sum(sum(p.cpu_times()[:2]) for p in procs) - cpu_before
         zk_cpu = sum(sum(p.cpu_times()[:2]) for p in zk_procs) - zk_cpu_before
+        waited = wait_returns(connect, tick, raw, max(20, alters // 5), interval)
+        tick.stop()
+        tick.close()
         all_brokers, per_broker = [], []
         for number, committed in commits:
             times = [listener.applied_at(number) for listener in listeners]
@@ -325,6 +335,9 @@ def propagation(
             "raw_watch_on_all_clients": summary(raw_all),
             "raw_watch_per_client": summary(raw_each),
             "raw_samples": len(raw_all),
+            "commit_to_wait_returned": summary(waited["wait"]),
+            "raw_watch_on_all_clients_during_waits": summary(waited["raw"]),
+            "waits_all_applied": waited["all_applied"],
             "listener_cpu_ms_per_change_per_broker": round(listener_cpu * 1000 / alters / brokers, 2),
             "cpu_busy_during_alters": f"listeners {listener_cpu / wall:.2f} cores, ZooKeeper {zk_cpu / wall:.2f} "
             f"cores, of {os.cpu_count()}",
@@ -343,7 +356,7 @@ def bulk_changes(connect: str, count: int, prefix: str) -> int:
         for i in range(count)
     ]
     last = -1
-    with ZkStore(connect, history_limit=0, timeout=60) as store:
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=60), history_limit=0) as store:
         for committed in store.commit_batches(changes):
             last = committed[-1].change_number
     return last
@@ -351,8 +364,8 @@ def bulk_changes(connect: str, count: int, prefix: str) -> int:
 
 def catch_up(root: str, work: Path, count: int) -> dict:
     connect = make_chroot(root, "catchup")
-    with ZkStore(connect) as store:
-        store.ensure_path(CHANGES_PATH)
+    with ConfigStore.connect(connect) as store:
+        store.session.ensure_path(CHANGES_PATH)
     listener = ListenerProcess(connect, 1, work, zk_timeout=120)
     try:
         if not listener.ready.wait(120):
@@ -367,6 +380,7 @@ def catch_up(root: str, work: Path, count: int) -> dict:
         notification_path_s = listener.applied_at(last) - thawed
     finally:
         listener.stop()
+    raw_s = raw_catch_up_read(connect)
     # a listener that starts with the same backlog behind it: one full load instead
     from configctl.listener import ConfigListener
 
@@ -377,10 +391,27 @@ def catch_up(root: str, work: Path, count: int) -> dict:
     return {
         "pending": count,
         "writing_them_s": round(write_s, 2),
-        "catch_up_via_notifications_s": round(notification_path_s, 2),
+        "catch_up_via_notifications_s": round(notification_path_s, 3),
         "catch_up_via_notifications_per_s": round(count / notification_path_s),
+        "raw_read_of_notifications_and_entities_s": round(raw_s, 3),
         "start_with_backlog_full_load_s": round(full_load_s, 2),
     }
+
+
+def raw_catch_up_read(connect: str) -> float:
+    """What catching up must read at least: the notifications listed, then read, then their entities."""
+    from configctl.zk.session import ZkSession
+
+    with ZkSession(ConnectionSettings(connect, timeout=60)) as session:
+        best = float("inf")
+        for _ in range(2):
+            started = time.perf_counter()
+            names = session.children(CHANGES_PATH)
+            found = session.get_many([f"{CHANGES_PATH}/{name}" for name in names])
+            entities = [json.loads(data)["entity_path"] for data, _ in filter(None, found)]
+            session.get_many([f"/config/{path}" for path in dict.fromkeys(entities)])
+            best = min(best, time.perf_counter() - started)
+    return best
 
 
 def purge(root: str, count: int) -> dict:
@@ -441,27 +472,29 @@ def memory(root: str, work: Path, topics: int) -> dict:
     started = time.time()
     bulk_changes(connect, topics, "t")
     write_s = time.time() - started
+    raw_s = raw_full_read(connect)
+    load_s = embedded_full_load(connect)
     state_dir = work / "memory-state"
     listener = ListenerProcess(connect, 1, work, "--state-dir", str(state_dir), zk_timeout=60)
     try:
         if not listener.ready.wait(600):
             raise SystemExit(f"listener did not load {topics} topics: {listener.lines}")
-        load_s = listener.ready_at - listener.spawned
+        process_load_s = listener.ready_at - listener.spawned
         time.sleep(0.5)
         rss = listener.rss_mb()
         snapshot = state_dir / "broker-1.jsonl"
         lines = sum(1 for _ in snapshot.open())
         # one more change: the cost of rewriting the whole snapshot after a single alter
-        with ZkStore(connect) as store:
+        with ConfigStore.connect(connect) as store:
             entity = Entity.of(EntityType.TOPICS, "t000000")
             number = alter(
                 store, entity, prepare_change(entity, {"retention.ms": "1"})
             ).committed.change_number
         committed = time.time()
         wait(lambda: listener.numbers and listener.numbers[-1] >= number, 60, "one change")
-        with ZkStore(connect) as store:
+        with ConfigStore.connect(connect) as store:
             wait(
-                lambda: (store.broker_state(1) or {}).get("last_applied_change") == number,
+                lambda: (fleet.broker_state(store.session, 1) or {}).get("last_applied_change") == number,
                 60,
                 "the state node",
             )
@@ -471,12 +504,144 @@ def memory(root: str, work: Path, topics: int) -> dict:
     return {
         "topic_overrides": topics,
         "writing_them_s": round(write_s, 1),
-        "listener_start_and_load_s": round(load_s, 2),
+        "raw_list_and_multiread_s": round(raw_s, 3),
+        "embedded_full_load_s": round(load_s, 3),
+        "process_start_and_load_with_snapshot_s": round(process_load_s, 2),
         "listener_rss_mb": round(rss, 1),
         "snapshot_lines": lines,
         "snapshot_mb": round(snapshot.stat().st_size / 2**20, 1),
         "one_change_applied_and_snapshot_rewritten_s": round(one_change_s, 2),
     }
+
+
+def raw_full_read(connect: str) -> float:
+    """The raw limit of a full load: list /config/topics and read every node (best of two)."""
+    from configctl.zk.session import ZkSession
+
+    best = float("inf")
+    with ZkSession(ConnectionSettings(connect, timeout=120)) as session:
+        for _ in range(2):
+            started = time.perf_counter()
+            names = session.children("/config/topics")
+            session.get_many([f"/config/topics/{name}" for name in names])
+            best = min(best, time.perf_counter() - started)
+    return best
+
+
+def embedded_full_load(connect: str) -> float:
+    """An embedded listener's start (connect, list, read, decode, validate, apply, publish); best of two."""
+    import gc
+
+    from configctl.listener import ConfigListener
+
+    best = float("inf")
+    for _ in range(2):
+        gc.collect()
+        listener = ConfigListener(connect, 9, {"broker.id": "9"}, zk_timeout=120)
+        started = time.perf_counter()
+        listener.start(timeout=600)
+        best = min(best, time.perf_counter() - started)
+        listener.stop()
+    return best
+
+
+def wait_returns(connect: str, tick: KazooClient, raw: RawWatchers, count: int, interval: float) -> dict:
+    """Commit then ``fleet.wait`` (what ``alter --wait`` does): commit -> wait returned, beside the
+    raw watch latency of a write made right after each commit (the same raw watchers)."""
+    raw_key = "wait-"
+    times: list[float] = []
+    raw_times: list[float] = []
+    all_applied = 0
+    with ConfigStore.connect(connect) as store:
+        for k in range(count):
+            entity = Entity.of(EntityType.TOPICS, f"topic-{k % 50}")
+            result = alter(store, entity, prepare_change(entity, {"retention.ms": str(200_000 + k)}))
+            committed_at = time.time()
+            value = f"{raw_key}{k}"
+            tick.set(RAW_PATH, value.encode())
+            raw_at = time.time()
+            written = [fleet.Written(entity, result.committed.change_number)]
+            outcome = fleet.wait(store.session, written, 60)
+            times.append((time.time() - committed_at) * 1000)
+            all_applied += outcome.all_applied and len(outcome.brokers) == raw.clients
+            wait(lambda v=value: raw.all_seen(v) is not None, 30, "raw watchers")
+            raw_times.append((max(raw.seen[value].values()) - raw_at) * 1000)
+            time.sleep(interval)
+    return {"wait": times, "raw": raw_times, "all_applied": f"{all_applied} of {count}"}
+
+
+# ----------------------------------------------------------------------------------------------
+# target figures (issue 12)
+# ----------------------------------------------------------------------------------------------
+
+
+def figures(results: dict) -> list[dict]:
+    """Each target figure with its raw limit from the same run, its ratio, target and verdict."""
+    rows: list[dict] = []
+
+    def ratio_row(figure: str, measured: float, unit: str, limit: float, most: float) -> None:
+        ratio = measured / limit if limit else None
+        rows.append(
+            {
+                "figure": figure,
+                "measured": round(measured, 3),
+                "unit": unit,
+                "limit": round(limit, 3),
+                "ratio": None if ratio is None else round(ratio, 2),
+                "target": f"<= {most:g}x",
+                "met": ratio is not None and ratio <= most,
+            }
+        )
+
+    def absolute_row(figure: str, measured: float, unit: str, most: float, limit: float | None) -> None:
+        rows.append(
+            {
+                "figure": figure,
+                "measured": round(measured, 3),
+                "unit": unit,
+                "limit": None if limit is None else round(limit, 3),
+                "ratio": None if not limit else round(measured / limit, 2),
+                "target": f"<= {most:g} {unit}",
+                "met": measured <= most,
+            }
+        )
+
+    if "memory" in results:
+        part = results["memory"]
+        n = part["topic_overrides"]
+        ratio_row(
+            f"listener full load, {n:,} topic overrides",
+            part["embedded_full_load_s"],
+            "s",
+            part["raw_list_and_multiread_s"],
+            3,
+        )
+        absolute_row(f"listener RSS holding {n:,} topic overrides", part["listener_rss_mb"], "MB", 150, None)
+    if "catchup" in results:
+        part = results["catchup"]
+        absolute_row(
+            f"catch-up, {part['pending']:,} pending notifications",
+            part["catch_up_via_notifications_s"],
+            "s",
+            1,
+            part["raw_read_of_notifications_and_entities_s"],
+        )
+    if "propagation" in results:
+        part = results["propagation"]
+        ratio_row(
+            f"propagation p99, {part['brokers']} listeners",
+            part["commit_to_applied_on_all_brokers"]["p99_ms"],
+            "ms",
+            part["raw_watch_on_all_clients"]["p99_ms"],
+            1.3,
+        )
+    return rows
+
+
+def report(rows: list[dict]) -> None:
+    print("\n== targets (issue 12): measured beside the raw limit of this run")
+    print(format_table(rows))
+    record_rows(rows)
 
 
 def main() -> None:
@@ -494,7 +659,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
 
-    results: dict = {}
+    results: dict = {"load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory(prefix="configctl-bench-") as tmp:
         work = Path(tmp)
         server = None
@@ -533,6 +698,18 @@ def main() -> None:
         finally:
             if server is not None:
                 server.stop()
+    if "propagation" in results:
+        part = results["propagation"]
+        waited, raw = part["commit_to_wait_returned"], part["raw_watch_on_all_clients_during_waits"]
+        print(
+            f"\ncommit -> --wait returned, {part['brokers']} brokers: p50 {waited['p50_ms']} ms, "
+            f"p99 {waited['p99_ms']} ms (raw watch on all clients in the same run: p50 {raw['p50_ms']} ms, "
+            f"p99 {raw['p99_ms']} ms; all applied in {part['waits_all_applied']})"
+        )
+    rows = figures(results)
+    report(rows)
+    results["targets"] = rows
+    results["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 

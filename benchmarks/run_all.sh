@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# `make bench`: run every benchmark; each starts its own ZooKeeper / Spark and prints its figures.
+# `make bench`: run every benchmark (each starts its own ZooKeeper / Spark and prints its figures),
+# then one table of every target figure: measured, the raw limit of the same run, ratio, target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for script in write_path propagation bulk_apply audit; do
+results="$(mktemp -t configctl-bench.XXXXXX)"
+trap 'rm -f "$results"' EXIT
+export CONFIGCTL_BENCH_RESULTS="$results"
+for script in write_path cold_start propagation bulk_apply audit; do
   if [ -f "benchmarks/$script.py" ]; then
     printf '\n== benchmarks/%s.py\n' "$script"
     python "benchmarks/$script.py"
   fi
 done
+printf '\n== every target, beside its raw limit from the same run\n'
+python benchmarks/results.py "$results"

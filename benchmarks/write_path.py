@@ -21,7 +21,7 @@ from kazoo.client import KazooClient
 from configctl import writer
 from configctl.entities import Entity
 from configctl.localzk import LocalZooKeeper
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
 
 
 def raw_kazoo(connect: str, count: int) -> float:
@@ -46,7 +46,7 @@ def raw_kazoo(connect: str, count: int) -> float:
 
 def library(connect: str, count: int) -> float:
     entity = Entity.of("topics", "lib")
-    with ZkStore(connect) as store:
+    with ConfigStore.connect(connect) as store:
         started = time.perf_counter()
         for n in range(count):
             writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": str(n + 1)}))

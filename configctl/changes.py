@@ -15,16 +15,22 @@ from configctl.errors import InvalidInput
 
 @dataclass(frozen=True)
 class ConfigChange:
-    """Keys to set (already in stored string form) and keys to remove."""
+    """Keys to set (already in stored string form) and keys to remove; or, with ``replace``, the
+    whole config to write whatever is stored (the way to repair a node that is not a Kafka config)."""
 
     add: Mapping[str, str] = field(default_factory=dict)
     delete: tuple[str, ...] = ()
+    replace: bool = False
 
     def __post_init__(self) -> None:
         both = sorted(set(self.add) & set(self.delete))
         if both:
             raise InvalidInput(f"{', '.join(both)} cannot be both added and deleted in one change")
-        if not self.add and not self.delete:
+        if self.replace and self.delete:
+            raise InvalidInput(
+                "--replace writes the whole config: give it with --add-config, not --delete-config"
+            )
+        if not self.add and not self.delete and not self.replace:
             raise InvalidInput("nothing to change: give --add-config, --add-config-file or --delete-config")
 
 
@@ -49,6 +55,8 @@ def apply_change(
     current: Mapping[str, str], change: ConfigChange, *, what: str = "the entity"
 ) -> dict[str, str]:
     """The config after ``change``; deleting a key that is not set is an error, as in Kafka."""
+    if change.replace:
+        return dict(change.add)
     missing = [key for key in change.delete if key not in current]
     if missing:
         listed = ", ".join(repr(k) for k in missing)

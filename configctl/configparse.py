@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 
 import javaproperties
 
-from configctl.errors import InvalidInput
+from configctl.errors import InvalidInput, shown
 from configctl.files import read_bytes
 from configctl.values import java_trim
 
@@ -38,21 +37,38 @@ def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:
     return parts
 
 
+def _key_before(text: str, position: int) -> str:
+    """The config name whose value holds ``position`` (for messages: a value may be a secret)."""
+    start = text.rfind(",", 0, text.rfind("=", 0, position) + 1) + 1
+    name, equals, _ = text[start:position].partition("=")
+    return shown(java_trim(name)) if equals and java_trim(name) else "an entry"
+
+
 def _check_brackets(text: str) -> None:
+    """Brackets pair up, unnested. Messages name the key and the position, never the value: the
+    value may be a password (``SCRAM-SHA-256=[password=x]y]``)."""
     depth = 0
-    for ch in text:
+    opened = 0
+    for position, ch in enumerate(text):
         if ch == "[":
             if depth:
                 raise InvalidInput(
-                    f"nested brackets in --add-config {text!r}: a [...] list cannot contain '['"
+                    f"nested brackets in --add-config at character {position + 1} (in the value of "
+                    f"{_key_before(text, position)}): a [...] list cannot contain '['"
                 )
-            depth = 1
+            depth, opened = 1, position
         elif ch == "]":
             if not depth:
-                raise InvalidInput(f"unbalanced brackets in --add-config {text!r}: ']' without '['")
+                raise InvalidInput(
+                    f"unbalanced brackets in --add-config: ']' without '[' at character {position + 1} "
+                    f"(in the value of {_key_before(text, position)})"
+                )
             depth = 0
     if depth:
-        raise InvalidInput(f"unbalanced brackets in --add-config {text!r}: '[' is never closed")
+        raise InvalidInput(
+            f"unbalanced brackets in --add-config: the '[' at character {opened + 1} (in the value of "
+            f"{_key_before(text, opened)}) is never closed"
+        )
 
 
 def validate_config_key(key: str) -> None:
@@ -61,7 +77,7 @@ def validate_config_key(key: str) -> None:
         raise InvalidInput("empty config name: every entry must be key=value")
     if not _KEY_RE.fullmatch(key):
         raise InvalidInput(
-            f"invalid character in config name {key!r}: only ASCII letters, digits, '.', '_' and '-' are allowed"
+            f"invalid character in config name {shown(key)}: only ASCII letters, digits, '.', '_' and '-' are allowed"
         )
 
 
@@ -78,19 +94,28 @@ def parse_add_config(text: str) -> dict[str, str]:
     _check_brackets(text)
     entries = _java_split(_ENTRY_SPLIT, text)
     if not entries:
-        raise InvalidInput(f"--add-config {text!r} holds no key=value entries")
+        raise InvalidInput("--add-config holds no key=value entries")
     result: dict[str, str] = {}
-    for entry in entries:
+    for number, entry in enumerate(entries, start=1):
         pair = _KEY_VALUE_SPLIT.split(entry)  # limit -1: the trailing empty value is kept
         if len(pair) != 2:
-            raise InvalidInput(f'invalid --add-config entry "{entry}": expected key=value')
+            # Never echo the entry: a password with a ',' outside [...] splits into such pieces.
+            after = (
+                f" (after {shown(java_trim(_KEY_VALUE_SPLIT.split(entries[number - 2])[0]))})"
+                if number > 1
+                else ""
+            )
+            raise InvalidInput(
+                f"entry {number} of --add-config{after} is not key=value; "
+                "a value holding ',' or '=' must be written in [...]"
+            )
         key = java_trim(pair[0])
         value = java_trim(pair[1].replace("[", "").replace("]", ""))
         if not key:
-            raise InvalidInput(f'invalid --add-config entry "{entry}": the config name is empty')
+            raise InvalidInput(f"entry {number} of --add-config has an empty config name")
         validate_config_key(key)
         if key in result:
-            raise InvalidInput(f"--add-config sets {key} more than once")
+            raise InvalidInput(f"--add-config sets {shown(key)} more than once")
         result[key] = value
     return result
 
@@ -132,12 +157,18 @@ def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
         raise InvalidInput(f"properties file {name} is malformed: {reason}") from None
 
 
-def merge_added(file_props: Mapping[str, str], cli_props: Mapping[str, str]) -> dict[str, str]:
-    """Combine ``--add-config-file`` and ``--add-config``; the command line wins on a shared key (as Kafka).
+def added_configs(add_config: str | None, add_config_file: str | None) -> dict[str, str]:
+    """The configs to set, from ``--add-config`` or ``--add-config-file`` (Kafka refuses both at once).
 
-    Every resulting key must pass :func:`validate_config_key`, which Kafka applies to both sources.
+    Every key must pass :func:`validate_config_key`, which Kafka applies to both sources.
     """
-    merged = {**file_props, **cli_props}
-    for key in merged:
-        validate_config_key(key)
-    return merged
+    if add_config is not None and add_config_file is not None:
+        raise InvalidInput(
+            "give --add-config or --add-config-file, not both (kafka-configs.sh refuses both too)"
+        )
+    if add_config_file is not None:
+        props = load_properties_file(add_config_file)
+        for key in props:
+            validate_config_key(key)
+        return props
+    return parse_add_config(add_config) if add_config is not None else {}

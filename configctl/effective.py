@@ -1,9 +1,12 @@
-"""``describe --effective``: what a broker ends up with, computed as its listener computes it.
+"""``describe --effective``: what a broker ends up with, answered by the listener's own handlers.
 
 The dynamic layers come from ZooKeeper; the static layer (server.properties) is the one the
-broker's listener published in ``/configctl/brokers/<id>`` (Contract 4). Both then go through the
-same :mod:`configctl.precedence` functions the listener uses, so the answer is what a listener
-on that broker would say (up to changes it has not applied yet: ``last_applied_change`` tells).
+broker's listener published in ``/configctl/brokers/<id>`` (Contract 4). Every config read is
+admitted by its entity family's handler and the answer comes from the same handler's
+``effective``, exactly as the listener computes it (:mod:`configctl.handlers`). What the broker
+has not applied yet is said, not hidden: ``last_applied_change``, ``pending`` (a change to an
+entity the answer depends on is newer than what the broker applied) and the broker's problems
+with those entities (Contract 7).
 
 Only a running listener publishes its static config, so asking about a broker without one is a
 :class:`NotFound` error rather than a guess that would label server.properties values as
@@ -13,22 +16,18 @@ output anyway.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from configctl import fleet
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, NotFound
-from configctl.precedence import (
-    EffectiveValue,
-    Ignored,
-    quota_paths,
-    resolve_broker,
-    resolve_ip,
-    resolve_quotas,
-    resolve_topic,
-)
-from configctl.zkstore import BROKER_STATE_ROOT, ZkStore
+from configctl.handlers import BrokerView, handler_for
+from configctl.handlers.base import Problem
+from configctl.precedence import EffectiveValue, Ignored
+from configctl.zk.configstore import ConfigStore, Stored
+from configctl.znodes import CHANGES_PATH, BrokerStateZNode, decode_notification
 
 
 @dataclass(frozen=True)
@@ -40,75 +39,104 @@ class EffectiveReport:
     values: tuple[EffectiveValue, ...]
     ignored: tuple[Ignored, ...]
     last_applied_change: int | None
+    pending: bool = False
+    problems: tuple[Problem, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """Contract 3: ``{"broker_id","entity_path","configs":[{"name","value","source","synonyms"}]}``."""
+        """Contract 3's ``{"broker_id","entity_path","configs":[...]}`` plus Contract 7's progress."""
         return {
             "broker_id": self.broker_id,
             "entity_path": self.entity_path,
+            "last_applied_change": self.last_applied_change,
+            "pending": self.pending,
+            "problems": [p.to_json() for p in self.problems],
             "configs": [value.to_json(mask=True) for value in self.values],
         }
 
 
-def published_static_config(store: ZkStore, broker_id: int) -> tuple[dict[str, str], int | None]:
-    """The static config broker ``broker_id``'s listener published, and its last applied change."""
-    state = store.broker_state(broker_id)
+def published_state(store: ConfigStore, broker_id: int) -> dict[str, Any]:
+    """The state broker ``broker_id``'s listener published (NotFound without a running listener)."""
+    state = fleet.broker_state(store.session, broker_id)
     if state is None:
         raise NotFound(
-            f"broker {broker_id} has no running listener ({BROKER_STATE_ROOT}/{broker_id} is absent), "
+            f"broker {broker_id} has no running listener ({BrokerStateZNode.path(broker_id)} is absent), "
             "so its server.properties is unknown; start it with: configctl listener run "
             f"--broker-id {broker_id} --server-properties FILE"
         )
-    static = state.get("static_config")
-    if not isinstance(static, Mapping):
-        raise InvalidInput(f"{BROKER_STATE_ROOT}/{broker_id} holds no static_config object")
-    last = state.get("last_applied_change")
-    return {str(k): str(v) for k, v in static.items()}, last if isinstance(last, int) else None
+    if not isinstance(state.get("static_config"), Mapping):
+        raise InvalidInput(f"{BrokerStateZNode.path(broker_id)} holds no static_config object")
+    return state
 
 
-def effective_config(store: ZkStore, broker_id: int, target: Entity | None = None) -> EffectiveReport:
+def view_from(broker_id: int, static: Mapping[str, str], stored: Sequence[Stored]) -> BrokerView:
+    """What broker ``broker_id`` runs, from configs as read: each admitted by its handler, as the
+    listener admits it (passwords stay encrypted: only the broker holds its encoder secret)."""
+    configs: dict[str, dict[str, str]] = {}
+    for item in stored:
+        if item.problem is not None or not item.config:
+            continue
+        handler = handler_for(item.entity)
+        if not handler.follows(item.entity, broker_id):
+            continue
+        admitted = handler.admit(item.entity, item.config, change_number=None, decrypt=None)
+        if admitted.config:
+            configs[item.entity.path] = admitted.config
+    return BrokerView(broker_id, static, configs)
+
+
+def effective_config(store: ConfigStore, broker_id: int, target: Entity | None = None) -> EffectiveReport:
     """Broker ``broker_id``'s effective config, or ``target``'s (topic, quota entity, IP) as it sees it."""
-    static, last = published_static_config(store, broker_id)
-    per_broker, cluster_default = store.read_many(
-        [Entity.of(EntityType.BROKERS, str(broker_id)), Entity.of(EntityType.BROKERS, DEFAULT)]
-    )
-    resolution = resolve_broker(broker_id, per_broker.config, cluster_default.config, static)
-    if target is None or target.type is EntityType.BROKERS:
-        if target is not None and target.name != str(broker_id):
-            raise InvalidInput(f"--effective shows one broker: --broker {broker_id}, not {target.path}")
-        values: Mapping[str, EffectiveValue] = resolution.values
-        path = f"brokers/{broker_id}"
-        ignored = resolution.ignored
-    elif target.type is EntityType.TOPICS:
-        (stored,) = store.read_many([target])
-        values = resolve_topic(target.name, stored.config, resolution.values)
-        path, ignored = target.path, ()
-    elif target.type is EntityType.IPS:
-        values = resolve_ip(target.name, _read_paths(store, _ip_paths(target.name)))
-        path, ignored = target.path, ()
-    else:
-        user, client = (
-            (target.name, target.client) if target.type is EntityType.USERS else (None, target.name)
-        )
-        values = resolve_quotas(user, client, _read_paths(store, quota_paths(user, client)))
-        path, ignored = target.path, ()
+    entity = target or Entity(EntityType.BROKERS, str(broker_id))
+    handler = handler_for(entity)
+    if not handler.follows(entity, broker_id) or (entity.type is EntityType.BROKERS and entity.is_default):
+        raise InvalidInput(f"--effective shows one broker: --broker {broker_id}, not {entity.path}")
+    state = published_state(store, broker_id)
+    static = {str(k): str(v) for k, v in state["static_config"].items()}
+    last = state.get("last_applied_change")
+    last = last if isinstance(last, int) else None
+    reads = handler.reads(entity, broker_id)
+    layers = [Entity(EntityType.BROKERS, str(broker_id)), Entity(EntityType.BROKERS, DEFAULT)]
+    wanted = {e.path: e for e in layers}
+    for path in reads.paths:
+        wanted.setdefault(path, Entity.from_path(path))
+    for etype in reads.types:
+        for found in store.entities(etype):
+            wanted.setdefault(found.path, found)
+    stored = store.read_many(wanted.values(), strict=False)
+    view = view_from(broker_id, static, stored)
+    values = handler.effective(entity, view)
     ordered = tuple(values[name] for name in sorted(values))
-    return EffectiveReport(broker_id, path, ordered, tuple(ignored), last)
+    ignored = view.resolution.ignored if entity.type is EntityType.BROKERS else ()
+    depends = set(wanted)
+    problems = tuple(
+        p
+        for p in (Problem.from_json(doc) for doc in state.get("problems") or () if isinstance(doc, Mapping))
+        if p.entity_path in depends
+    )
+    return EffectiveReport(
+        broker_id,
+        entity.path,
+        ordered,
+        tuple(ignored),
+        last,
+        pending=_pending(store, last, depends),
+        problems=problems,
+    )
 
 
-def _ip_paths(ip: str) -> list[str]:
-    import ipaddress
-
-    paths = [f"ips/{DEFAULT}"]
-    if ip != DEFAULT:
-        address = ipaddress.ip_address(ip)
-        for spelling in (ip, address.compressed, address.exploded):
-            if f"ips/{spelling}" not in paths:
-                paths.append(f"ips/{spelling}")
-    return paths
-
-
-def _read_paths(store: ZkStore, paths: list[str]) -> dict[str, dict[str, str]]:
-    """The configs stored at the given entity paths (absent ones left out), read pipelined."""
-    entities = [Entity.from_path(path) for path in paths]
-    return {stored.entity.path: stored.config for stored in store.read_many(entities) if stored.config}
+def _pending(store: ConfigStore, last: int | None, paths: set[str]) -> bool:
+    """Is a change to one of ``paths`` newer than what the broker applied? (Read from the
+    notifications still in ZooKeeper: anything older was purged and long applied.)"""
+    newer = [n for n in store.notifications() if last is None or n.number > last]
+    if not newer:
+        return False
+    found = store.session.get_many([f"{CHANGES_PATH}/{n.name}" for n in newer], node_errors=True)
+    for item in found:
+        if item is None or isinstance(item, Exception):
+            continue
+        try:
+            if decode_notification(item[0]).path in paths:
+                return True
+        except InvalidInput:
+            continue
+    return False

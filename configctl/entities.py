@@ -9,14 +9,14 @@ Kafka finds the same node configctl wrote. Everything here is pure: no I/O.
 from __future__ import annotations
 
 import functools
-import ipaddress
 import re
 import urllib.parse
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from configctl.errors import InvalidInput
+from configctl import ips
+from configctl.errors import InvalidInput, shown
 
 DEFAULT = "<default>"
 CONFIG_ROOT = "/config"
@@ -42,12 +42,14 @@ class EntityType(str, Enum):
     @property
     def sanitized(self) -> bool:
         """User principals and client ids are URL-encoded in ZooKeeper; the rest are stored as typed."""
-        return self in (EntityType.USERS, EntityType.CLIENTS)
+        return self in _SANITIZED_TYPES  # a set lookup: asked for each of 100,000s of entities
 
     @property
     def has_default(self) -> bool:
         return self is not EntityType.TOPICS
 
+
+_SANITIZED_TYPES = frozenset({EntityType.USERS, EntityType.CLIENTS})
 
 TYPE_ORDER = (EntityType.TOPICS, EntityType.CLIENTS, EntityType.USERS, EntityType.BROKERS, EntityType.IPS)
 """The order types are listed in (as Kafka's documentation lists them)."""
@@ -67,9 +69,10 @@ def sanitize(name: str) -> str:
 
     ``URLEncoder.encode`` keeps ``[A-Za-z0-9.*_-]`` and turns a space into ``+``; Kafka then
     rewrites ``*`` to ``%2A`` and ``+`` to ``%20``. The net effect is: keep ``[A-Za-z0-9._-]``,
-    percent-encode every other UTF-8 byte with upper-case hex.
+    percent-encode every other UTF-8 byte with upper-case hex. A lone surrogate (not text) is
+    written as ``?``, as Java's encoder does.
     """
-    return urllib.parse.quote(name, safe="").replace("~", "%7E")
+    return urllib.parse.quote(name.encode("utf-8", "replace"), safe="").replace("~", "%7E")
 
 
 def desanitize(name: str) -> str:
@@ -106,30 +109,41 @@ def validate_topic_name(name: str) -> None:
 
 
 def validate_name(entity_type: EntityType, name: str) -> None:
-    """Raise :class:`InvalidInput` if ``name`` cannot name an entity of ``entity_type``."""
+    """Raise :class:`InvalidInput` if plain ``name`` cannot name an entity of ``entity_type``.
+
+    ``<default>`` is the default entity of every type but topics (for users and clients,
+    :meth:`Entity.of` with ``literal=True`` names a principal literally called ``<default>``).
+    Every name must also make a node ZooKeeper accepts: ``.`` and ``..`` never do, even as
+    user or client names (Kafka's sanitizer keeps dots).
+    """
     if name == DEFAULT:
         if not entity_type.has_default:
             raise InvalidInput(
                 "topics have no <default> entity; broker defaults live under brokers/<default>"
             )
         return
+    kind = entity_type.value[:-1]
     if entity_type is EntityType.TOPICS:
         validate_topic_name(name)
     elif entity_type is EntityType.BROKERS:
         if not _BROKER_RE.fullmatch(name) or int(name) > _BROKER_ID_MAX:
-            raise InvalidInput(f"broker name {name!r} must be a non-negative integer broker id or <default>")
+            raise InvalidInput(
+                f"broker name {shown(name)} must be a non-negative integer broker id or <default>"
+            )
     elif entity_type is EntityType.IPS:
-        try:
-            ipaddress.ip_address(name)
-        except ValueError:
-            raise InvalidInput(f"{name!r} is not a valid IPv4 or IPv6 address") from None
+        if ips.literal(name) is None and not ips.is_host_name(name):
+            raise InvalidInput(f"{shown(name)} is not a valid IPv4 or IPv6 address or host name")
     elif not name:
-        raise InvalidInput(f"{entity_type.value[:-1]} name must not be empty")
+        raise InvalidInput(f"{kind} name must not be empty")
+    elif name in (".", ".."):
+        raise InvalidInput(
+            f"{kind} name {name!r} cannot be stored: ZooKeeper refuses '.' and '..' as node names"
+        )
     else:
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
-            raise InvalidInput(f"{entity_type.value[:-1]} name {name!r} is not valid Unicode text") from None
+            raise InvalidInput(f"{kind} name {shown(name)} is not valid Unicode text") from None
 
 
 @functools.total_ordering
@@ -137,41 +151,83 @@ def validate_name(entity_type: EntityType, name: str) -> None:
 class Entity:
     """One config-bearing entity, named in plain (unsanitized) form.
 
-    ``client`` is set only for the nested ``users/<user>/clients/<client>`` entities.
+    ``client`` is set only for the nested ``users/<user>/clients/<client>`` entities. ``<default>``
+    as a name is the default entity, except that a user or client literally named ``<default>``
+    (stored ``%3Cdefault%3E``, as Kafka does) has ``literal`` / ``client_literal`` set.
     Construct through :meth:`of` or :meth:`from_path` to get validation.
     """
 
     type: EntityType
     name: str
     client: str | None = None
+    literal: bool = False
+    client_literal: bool = False
 
     @classmethod
-    def of(cls, entity_type: EntityType | str, name: str, client: str | None = None) -> Entity:
+    def of(
+        cls,
+        entity_type: EntityType | str,
+        name: str,
+        client: str | None = None,
+        *,
+        literal: bool = False,
+        client_literal: bool = False,
+    ) -> Entity:
         etype = entity_type if isinstance(entity_type, EntityType) else parse_entity_type(entity_type)
-        validate_name(etype, name)
+        literal = literal and name == DEFAULT
+        if literal and not etype.sanitized:
+            raise InvalidInput(f"a {etype.value[:-1]} cannot be literally named {DEFAULT}")
+        if not literal:
+            validate_name(etype, name)
         if client is not None:
             if etype is not EntityType.USERS:
                 raise InvalidInput("only users nest clients (users/<user>/clients/<client-id>)")
-            validate_name(EntityType.CLIENTS, client)
-        return cls(etype, name, client)
+            client_literal = client_literal and client == DEFAULT
+            if not client_literal:
+                validate_name(EntityType.CLIENTS, client)
+        else:
+            client_literal = False
+        return cls(etype, name, client, literal, client_literal)
+
+    @classmethod
+    def named(cls, entity_type: EntityType | str, name: str, client: str | None = None) -> Entity:
+        """An entity as kafka-configs.sh reads ``--entity-name`` (and configctl's ``--user``, ...).
+
+        An empty name is the default entity; a user or client name is taken literally, so
+        ``<default>`` there is a principal with that name (Kafka sanitizes it to
+        ``%3Cdefault%3E``); brokers and IPs take ``<default>`` as their default entity.
+        """
+        etype = entity_type if isinstance(entity_type, EntityType) else parse_entity_type(entity_type)
+        plain = DEFAULT if name == "" else name
+        client_plain = DEFAULT if client == "" else client
+        return cls.of(
+            etype,
+            plain,
+            client_plain,
+            literal=etype.sanitized and name == DEFAULT,
+            client_literal=client == DEFAULT,
+        )
 
     @classmethod
     def from_path(cls, path: str) -> Entity:
-        """Parse an entity path as found in a v2 notification (``users/User%3Aalice/clients/app1``)."""
+        """Parse a stored entity path (``users/User%3Aalice/clients/app1``), as notifications carry it.
+
+        Only canonical paths are entities: a name that is not exactly what Kafka's sanitizer
+        would store (``users/%2E%2E`` for ``..``) or that ZooKeeper could not hold is refused.
+        """
         parts = path.strip("/").split("/")
         if parts and parts[0] == CONFIG_ROOT.strip("/"):
             parts = parts[1:]
         if len(parts) == 2:
             etype = parse_entity_type(parts[0])
-            return cls.of(etype, _stored_to_plain(etype, parts[1]))
+            name, literal = _stored_to_plain(etype, parts[1])
+            return cls.of(etype, name, literal=literal)
         if len(parts) == 4 and parts[0] == "users" and parts[2] == "clients":
-            return cls.of(
-                EntityType.USERS,
-                _stored_to_plain(EntityType.USERS, parts[1]),
-                _stored_to_plain(EntityType.CLIENTS, parts[3]),
-            )
+            name, literal = _stored_to_plain(EntityType.USERS, parts[1])
+            client, client_literal = _stored_to_plain(EntityType.CLIENTS, parts[3])
+            return cls.of(EntityType.USERS, name, client, literal=literal, client_literal=client_literal)
         raise InvalidInput(
-            f"{path!r} is not an entity path (expected <type>/<name> or users/<u>/clients/<c>)"
+            f"{shown(path)} is not an entity path (expected <type>/<name> or users/<u>/clients/<c>)"
         )
 
     def sort_key(self) -> tuple[Any, ...]:
@@ -182,8 +238,8 @@ class Entity:
         """
         return (
             TYPE_ORDER.index(self.type),
-            name_sort_key(self.type, self.name),
-            (0, "") if self.client is None else name_sort_key(EntityType.CLIENTS, self.client),
+            name_sort_key(self.type, self.stored_name),
+            (0, "") if self.client is None else name_sort_key(EntityType.CLIENTS, self.stored_client or ""),
         )
 
     def __lt__(self, other: object) -> bool:
@@ -192,8 +248,18 @@ class Entity:
         return self.sort_key() < other.sort_key()
 
     @property
+    def user_is_default(self) -> bool:
+        """The entity's own name (the user, for user+client entities) is ``<default>``."""
+        return self.name == DEFAULT and not self.literal
+
+    @property
+    def client_is_default(self) -> bool:
+        return self.client == DEFAULT and not self.client_literal
+
+    @property
     def is_default(self) -> bool:
-        return self.name == DEFAULT if self.client is None else self.client == DEFAULT
+        """The entity is a default entity: ``<type>/<default>``, or ``users/<u>/clients/<default>``."""
+        return self.user_is_default if self.client is None else self.client_is_default
 
     @property
     def schema_type(self) -> EntityType:
@@ -201,11 +267,29 @@ class Entity:
         return self.type
 
     @property
+    def stored_name(self) -> str:
+        """The entity's own name as stored in ZooKeeper (sanitized for users and clients)."""
+        return _plain_to_stored(self.type, self.name, self.literal)
+
+    @property
+    def stored_client(self) -> str | None:
+        if self.client is None:
+            return None
+        return _plain_to_stored(EntityType.CLIENTS, self.client, self.client_literal)
+
+    @property
     def path(self) -> str:
-        """The stored path below ``/config`` (sanitized)."""
-        base = f"{self.type.value}/{_plain_to_stored(self.type, self.name)}"
+        """The stored path below ``/config`` (sanitized); computed once per entity (the listener
+        asks for it several times per entity, for 100,000s of them; ``functools.cached_property``
+        takes a lock on every first use before Python 3.12)."""
+        try:
+            return self.__dict__["_path"]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        base = f"{self.type.value}/{self.stored_name}"
         if self.client is not None:
-            base += f"/clients/{_plain_to_stored(EntityType.CLIENTS, self.client)}"
+            base += f"/clients/{self.stored_client}"
+        self.__dict__["_path"] = base  # not a field: equality, hashing and repr ignore it
         return base
 
     @property
@@ -214,46 +298,48 @@ class Entity:
 
     @property
     def label(self) -> str:
-        """The entity path with plain names, as files and messages write it (``users/alice/clients/app 1``)."""
-        text = f"{self.type.value}/{self.name}"
+        """The entity path with plain names, as files and messages write it (``users/alice/clients/app 1``).
+
+        A principal literally named ``<default>`` shows its stored form, so it never reads as the default.
+        """
+        text = f"{self.type.value}/{self.stored_name if self.literal else self.name}"
         if self.client is not None:
-            text += f"/clients/{self.client}"
+            text += f"/clients/{self.stored_client if self.client_literal else self.client}"
         return text
 
     @property
     def display(self) -> str:
-        """A human label: ``user 'User:alice' client 'app1'``."""
-        label = (
-            f"{self.type.value[:-1]} {self.name!r}"
-            if self.name != DEFAULT
-            else f"default {self.type.value[:-1]}"
-        )
+        """A human label: ``user 'alice', client 'app1'``, ``default user``."""
+        kind = self.type.value[:-1]
+        label = f"default {kind}" if self.user_is_default else f"{kind} {self.name!r}"
         if self.client is not None:
-            label += f", client {self.client!r}" if self.client != DEFAULT else ", default client"
+            label += ", default client" if self.client_is_default else f", client {self.client!r}"
         return label
 
     def __str__(self) -> str:
         return self.path
 
 
-def _plain_to_stored(etype: EntityType, name: str) -> str:
-    if name == DEFAULT or not etype.sanitized:
+def _plain_to_stored(etype: EntityType, name: str, literal: bool = False) -> str:
+    if (name == DEFAULT and not literal) or not etype.sanitized:
         return name
     return sanitize(name)
 
 
-def _stored_to_plain(etype: EntityType, stored: str) -> str:
-    if stored == DEFAULT or not etype.sanitized:
-        return stored
+def _stored_to_plain(etype: EntityType, stored: str) -> tuple[str, bool]:
+    """(plain name, literally "<default>") of a stored name; refuses non-canonical forms."""
+    if stored == DEFAULT:
+        return stored, False
+    if stored in ("", ".", ".."):
+        raise InvalidInput(f"{shown(stored)} is not a valid {etype.value[:-1]} node name")
+    if not etype.sanitized:
+        return stored, False
     try:
         plain = desanitize(stored)
     except ValueError:  # includes UnicodeDecodeError
-        raise InvalidInput(f"stored name {stored!r} is not valid URL-encoded UTF-8") from None
-    if plain == DEFAULT:
-        # A principal literally named "<default>" (stored "%3Cdefault%3E") has no plain name
-        # distinct from the default entity; refuse it rather than silently alias the default.
+        raise InvalidInput(f"stored name {shown(stored)} is not valid URL-encoded UTF-8") from None
+    if sanitize(plain) != stored:
         raise InvalidInput(
-            f"stored name {stored!r} is a {etype.value[:-1]} literally named {DEFAULT}, "
-            "which cannot be told apart from the default entity"
+            f"stored name {shown(stored)} is not how Kafka stores {shown(plain)} ({sanitize(plain)!r})"
         )
-    return plain
+    return plain, plain == DEFAULT

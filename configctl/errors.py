@@ -159,3 +159,13 @@ def shown(value: str, limit: int = ECHO_LIMIT) -> str:
     text = value if len(value) <= limit else value[:limit]
     quoted = repr(text)
     return quoted if len(value) <= limit else f"{quoted}… ({len(value)} characters)"
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
+_CONTROL.update({0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x1B: "\\e"})
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character escaped (``\\n``, ``\\e``, ``\\x07``): what reaches a
+    terminal or a log line can neither break the line nor drive the terminal (ANSI escapes)."""
+    return text.translate(_CONTROL)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -55,27 +57,66 @@ def read_limited(handle: BinaryIO, label: str, limit: int = READ_LIMIT) -> bytes
     return data
 
 
-def replace_atomically(path: Path, text: str, *, private: bool = False) -> None:
-    """Write ``text`` to a temporary file beside ``path`` (fsynced), then rename it over ``path``.
+def read_stdin(label: str = "<stdin>", *, limit: int = READ_LIMIT) -> bytes:
+    """Standard input, as :func:`read_bytes` reads a file: a device (``< /dev/zero``) is refused unread.
 
-    ``private`` keeps the file readable by its owner only (it holds hashed or encrypted secrets);
-    otherwise the file gets the usual permissions the umask allows.
+    A terminal is read (an operator may paste a file), as are pipes, sockets and regular files.
+    """
+    stream = sys.stdin.buffer
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError):  # no descriptor (an in-memory stream): nothing to check
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InvalidInput(f"{label}: is a directory")
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not stream.isatty():
+        raise InvalidInput(f"{label}: not a regular file")
+    return read_limited(stream, label, limit)
+
+
+def replace_atomically(path: Path, text: str, *, private: bool = False) -> None:
+    """Replace ``path`` with ``text``, atomically (see :func:`write_atomically`)."""
+    write_atomically(path, (text,), private=private)
+
+
+def write_atomically(path: Path, chunks: Iterable[str], *, private: bool = False, fsync: bool = True) -> int:
+    """Stream ``chunks`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    A reader sees the old file or the new one, never half of one, and a crash leaves the old one
+    intact. ``private`` keeps the file readable by its owner only (it holds hashed or encrypted
+    secrets); otherwise it gets the permissions the umask allows. ``fsync`` makes the new content
+    durable before the rename. Returns the number of characters written.
     """
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    written = 0
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            buffer: list[str] = []
+            for chunk in chunks:
+                buffer.append(chunk)
+                if len(buffer) >= 4096:
+                    text = "".join(buffer)
+                    handle.write(text)
+                    written += len(text)
+                    buffer.clear()
+            text = "".join(buffer)
             handle.write(text)
+            written += len(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         if not private:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(temp, 0o666 & ~umask)
         os.replace(temp, path)
-    except OSError as exc:
+    except BaseException as exc:
         Path(temp).unlink(missing_ok=True)
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
+    return written

@@ -25,7 +25,18 @@ from dataclasses import dataclass, field
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import padding
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers import Cipher, CipherAlgorithm, algorithms, modes
+
+# Newer cryptography releases keep the old ciphers and modes apart (the primitives aliases warn when
+# used); older ones only have the primitives.
+try:
+    from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+except ImportError:  # pragma: no cover - older cryptography
+    from cryptography.hazmat.primitives.ciphers.algorithms import TripleDES
+try:
+    from cryptography.hazmat.decrepit.ciphers.modes import CFB, OFB
+except ImportError:  # pragma: no cover - older cryptography
+    from cryptography.hazmat.primitives.ciphers.modes import CFB, OFB
 
 from configctl.errors import InvalidInput
 
@@ -213,12 +224,57 @@ _KEY_FACTORIES = {
 }
 CBC = "AES/CBC/PKCS5Padding"
 GCM = "AES/GCM/NoPadding"
-_CIPHERS = (CBC, GCM)
-_KEY_LENGTHS = (128, 192, 256)
+_AES_KEY_LENGTHS = (128, 192, 256)
+
+
+@dataclass(frozen=True)
+class _CipherSpec:
+    """What a ``password.encoder.cipher.algorithm`` name means to javax.crypto, in cryptography terms.
+
+    Key lengths and IV sizes are what Java accepts and generates for the name (probed on OpenJDK 17
+    through Kafka's own encoder): DES takes only 64-bit keys, DESede only 192-bit (three-key) ones,
+    AES 128, 192 or 256; the IV is one cipher block, except for GCM's 12 bytes.
+    """
+
+    family: str  # the name's part before '/', which Kafka hands to SecretKeySpec
+    key_lengths: tuple[int, ...]
+    block_bits: int
+    mode: Callable[[bytes], modes.Mode]
+    iv_bytes: int
+
+    def algorithm(self, key: bytes) -> CipherAlgorithm:
+        if self.family == "AES":
+            return algorithms.AES(key)
+        # DES-EDE with the same key three times is single DES: OpenSSL's DES-EDE3 does the work, and
+        # the key is repeated here because the library deprecates 8-byte TripleDES keys.
+        return TripleDES(key * 3 if self.family == "DES" else key)
+
+
+# The ciphers Kafka's PasswordEncoderTest (3.9) exercises; every other name is refused.
+_CIPHERS = {
+    CBC: _CipherSpec("AES", _AES_KEY_LENGTHS, 128, modes.CBC, 16),
+    "AES/CFB/PKCS5Padding": _CipherSpec("AES", _AES_KEY_LENGTHS, 128, CFB, 16),  # Java's CFB is CFB128
+    "AES/OFB/PKCS5Padding": _CipherSpec("AES", _AES_KEY_LENGTHS, 128, OFB, 16),
+    GCM: _CipherSpec("AES", _AES_KEY_LENGTHS, 128, modes.GCM, 12),
+    "DES/CBC/PKCS5Padding": _CipherSpec("DES", (64,), 64, modes.CBC, 8),
+    "DESede/CBC/PKCS5Padding": _CipherSpec("DESede", (192,), 64, modes.CBC, 8),
+}
 _GCM_TAG_LENGTHS = (128, 120, 112, 104, 96, 64, 32)  # what Java's GCMParameterSpec accepts
 _SALT_BYTES = 256  # EncryptingPasswordEncoder: new byte[256]
-_IV_BYTES = {CBC: 16, GCM: 12}  # what Java's Cipher.init generates for each mode
 _GCM_TAG_BITS = 128
+# Kafka joins the fields of a java.util.HashMap, so they come out in that map's bucket order, which
+# depends on the field names only: the same for every cipher, GCM's tag length after the cipher name.
+_FIELD_ORDER = (
+    "initializationVector",
+    "keyLength",
+    "salt",
+    "keyFactoryAlgorithm",
+    "cipherAlgorithm",
+    "authenticationTagLength",
+    "iterations",
+    "passwordLength",
+    "encryptedPassword",
+)
 # Kafka's password.encoder.iterations is at least 1024 and has no upper bound; we refuse absurd counts
 # so that a tampered value cannot keep the tool busy for minutes.
 _MIN_ENCODER_ITERATIONS = 1024
@@ -234,13 +290,21 @@ class _Corrupt(Exception):
     """Internal: the encoded value cannot be decrypted; the detail goes into the one-line error."""
 
 
+def _lengths(spec: _CipherSpec) -> str:
+    """``(128, 192, 256)`` -> ``128, 192 or 256`` for error messages."""
+    names = [str(n) for n in spec.key_lengths]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 class PasswordEncoder:
     """Kafka's ``EncryptingPasswordEncoder`` for ``password.encoder.secret``.
 
     The encoded form is Kafka's comma-separated ``key:value`` map, which carries every parameter
     needed to decrypt (key factory, cipher, key length, salt, iterations, IV), so a value written
     with one setting still decrypts after the defaults change; the constructor's settings only
-    govern :meth:`encode`.
+    govern :meth:`encode`. (Kafka's own decoder is narrower: it reads the IV fields the way its
+    configured cipher wants them, so a broker set to GCM cannot read a CBC value or the reverse.
+    Reading both costs nothing and lets the tool inspect any cluster.)
     """
 
     def __init__(
@@ -255,12 +319,16 @@ class PasswordEncoder:
         if not secret:
             raise InvalidInput("password.encoder.secret must not be empty")
         self._secret = _password_bytes(secret, "password.encoder.secret")
-        if cipher_algorithm not in _CIPHERS:
+        spec = _CIPHERS.get(cipher_algorithm)
+        if spec is None:
             raise InvalidInput(
-                f"unsupported password.encoder.cipher.algorithm {cipher_algorithm!r} (expected {CBC} or {GCM})"
+                f"unsupported password.encoder.cipher.algorithm {cipher_algorithm!r} "
+                f"(expected one of: {', '.join(_CIPHERS)})"
             )
-        if key_length not in _KEY_LENGTHS:
-            raise InvalidInput(f"password.encoder.key.length {key_length} must be 128, 192 or 256 for AES")
+        if isinstance(key_length, bool) or key_length not in spec.key_lengths:
+            raise InvalidInput(
+                f"password.encoder.key.length {key_length!r} must be {_lengths(spec)} for {cipher_algorithm}"
+            )
         if (
             isinstance(iterations, bool)
             or not isinstance(iterations, int)
@@ -294,36 +362,35 @@ class PasswordEncoder:
         return self._encode_with(
             password,
             salt=_random.token_bytes(_SALT_BYTES),
-            iv=_random.token_bytes(_IV_BYTES[self.cipher_algorithm]),
+            iv=_random.token_bytes(_CIPHERS[self.cipher_algorithm].iv_bytes),
         )
 
     def _encode_with(self, password: str, *, salt: bytes, iv: bytes) -> str:
         """:meth:`encode` with the random inputs supplied: the hook for known-answer tests."""
+        spec = _CIPHERS[self.cipher_algorithm]
         plaintext = _password_bytes(password, "password")
         key = self._key(self.key_factory_algorithm, salt, self.iterations, self.key_length)
+        fields = {
+            "keyFactoryAlgorithm": self.key_factory_algorithm,
+            "cipherAlgorithm": self.cipher_algorithm,
+            "keyLength": str(self.key_length),
+            "salt": base64.b64encode(salt).decode(),
+            "iterations": str(self.iterations),
+            "passwordLength": str(_java_length(password)),
+            "initializationVector": base64.b64encode(iv).decode(),
+        }
         if self.cipher_algorithm == GCM:
             encryptor = Cipher(algorithms.AES(key), modes.GCM(iv)).encryptor()
             # Java's GCM output is the ciphertext with the authentication tag appended.
             encrypted = encryptor.update(plaintext) + encryptor.finalize() + encryptor.tag
+            fields["authenticationTagLength"] = str(_GCM_TAG_BITS)
         else:
-            padder = padding.PKCS7(algorithms.AES.block_size).padder()
+            padder = padding.PKCS7(spec.block_bits).padder()
             padded = padder.update(plaintext) + padder.finalize()
-            encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+            encryptor = Cipher(spec.algorithm(key), spec.mode(iv)).encryptor()
             encrypted = encryptor.update(padded) + encryptor.finalize()
-        b64 = base64.b64encode
-        fields = [
-            ("keyFactoryAlgorithm", self.key_factory_algorithm),
-            ("cipherAlgorithm", self.cipher_algorithm),
-            ("keyLength", str(self.key_length)),
-            ("salt", b64(salt).decode()),
-            ("iterations", str(self.iterations)),
-            ("encryptedPassword", b64(encrypted).decode()),
-            ("passwordLength", str(_java_length(password))),
-            ("initializationVector", b64(iv).decode()),
-        ]
-        if self.cipher_algorithm == GCM:
-            fields.append(("authenticationTagLength", str(_GCM_TAG_BITS)))
-        return ",".join(f"{name}:{value}" for name, value in fields)
+        fields["encryptedPassword"] = base64.b64encode(encrypted).decode()
+        return ",".join(f"{name}:{fields[name]}" for name in _FIELD_ORDER if name in fields)
 
     def decode(self, encoded: str, *, name: str | None = None) -> str:
         """Decrypt a value written by :meth:`encode` or by a Kafka broker / ``kafka-configs.sh``.
@@ -344,11 +411,12 @@ class PasswordEncoder:
         if factory not in _KEY_FACTORIES:
             raise _Corrupt(f"unsupported keyFactoryAlgorithm {factory!r}")
         cipher_alg = _required(params, "cipherAlgorithm")
-        if cipher_alg not in _CIPHERS:
+        spec = _CIPHERS.get(cipher_alg)
+        if spec is None:
             raise _Corrupt(f"unsupported cipherAlgorithm {cipher_alg!r}")
         key_length = _int_field(params, "keyLength")
-        if key_length not in _KEY_LENGTHS:
-            raise _Corrupt(f"keyLength {key_length} is not an AES key length")
+        if key_length not in spec.key_lengths:
+            raise _Corrupt(f"keyLength {key_length} does not fit {cipher_alg} (expected {_lengths(spec)})")
         iterations = _int_field(params, "iterations")
         if not 1 <= iterations <= _MAX_ENCODER_ITERATIONS:
             raise _Corrupt(f"iterations {iterations} is outside 1..{_MAX_ENCODER_ITERATIONS}")
@@ -366,10 +434,14 @@ class PasswordEncoder:
             if len(encrypted) < tag_bytes:
                 raise _Corrupt("encryptedPassword is shorter than its authentication tag")
         else:
-            if len(iv) != 16:
-                raise _Corrupt(f"initializationVector must be 16 bytes for CBC, not {len(iv)}")
-            if not encrypted or len(encrypted) % 16:
-                raise _Corrupt("encryptedPassword is not a whole number of AES blocks")
+            if len(iv) != spec.iv_bytes:
+                raise _Corrupt(
+                    f"initializationVector must be {spec.iv_bytes} bytes for {cipher_alg}, not {len(iv)}"
+                )
+            # Java refuses padded input that is not whole blocks, in the stream-like CFB and OFB too.
+            block_bytes = spec.block_bits // 8
+            if not encrypted or len(encrypted) % block_bytes:
+                raise _Corrupt(f"encryptedPassword is not a whole number of {spec.family} blocks")
         key = self._key(factory, salt, iterations, key_length)
         try:
             if cipher_alg == GCM:
@@ -378,9 +450,9 @@ class PasswordEncoder:
                 decryptor = Cipher(algorithms.AES(key), mode).decryptor()
                 plaintext = decryptor.update(body) + decryptor.finalize()
             else:
-                decryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
+                decryptor = Cipher(spec.algorithm(key), spec.mode(iv)).decryptor()
                 padded = decryptor.update(encrypted) + decryptor.finalize()
-                unpadder = padding.PKCS7(algorithms.AES.block_size).unpadder()
+                unpadder = padding.PKCS7(spec.block_bits).unpadder()
                 plaintext = unpadder.update(padded) + unpadder.finalize()
         except InvalidTag:
             raise _Corrupt("authentication tag mismatch") from None
@@ -438,9 +510,45 @@ def _b64_field(params: Mapping[str, str], key: str) -> bytes:
 MASK = "******"
 
 
-def digest(value: str) -> str:
-    """A stable fingerprint of a secret: equal values give equal digests, so drift stays visible."""
-    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+DIGEST_PREFIX = "sha256:"
+DIGEST_KEY_ENV = "CONFIGCTL_DIGEST_KEY_FILE"
+"""A file holding the fleet's digest key, shared by every listener and the audit."""
+_MIN_DIGEST_KEY_BYTES = 16
+
+
+def digest(value: str, key: bytes | None = None) -> str:
+    """A stable fingerprint of a secret: equal values give equal digests, so drift stays visible.
+
+    Without a key it is Contract 4's ``sha256:<hex>`` of the value, which anyone holding a
+    snapshot can test guesses against offline. With the fleet's digest key (the same for every
+    listener and the audit) it is HMAC-SHA256 under that key, written the same way: equal values
+    still compare equal across the fleet, but a guess cannot be checked without the key.
+    """
+    data = value.encode("utf-8", "surrogatepass")
+    if key is None:
+        return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
+    return DIGEST_PREFIX + hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def read_digest_key(path: str | None = None) -> bytes | None:
+    """The fleet digest key from ``path`` (else ``$CONFIGCTL_DIGEST_KEY_FILE``); None when not configured.
+
+    The file holds the key itself (trailing whitespace ignored); at least 16 bytes, so it is a
+    key and not a guessable word.
+    """
+    import os
+
+    from configctl.files import read_bytes
+
+    chosen = path or os.environ.get(DIGEST_KEY_ENV) or None
+    if chosen is None:
+        return None
+    key = read_bytes(chosen, "digest key file", limit=4096).strip()
+    if len(key) < _MIN_DIGEST_KEY_BYTES:
+        raise InvalidInput(
+            f"digest key file {chosen}: the key must be at least {_MIN_DIGEST_KEY_BYTES} bytes"
+        )
+    return key
 
 
 def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
@@ -448,6 +556,8 @@ def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) 
     return {key: MASK if is_sensitive(key) else value for key, value in config.items()}
 
 
-def digest_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
+def digest_config(
+    config: Mapping[str, str], is_sensitive: Callable[[str], bool], key: bytes | None = None
+) -> dict[str, str]:
     """``config`` with every sensitive value replaced by its :func:`digest` (for snapshots and audits)."""
-    return {key: digest(value) if is_sensitive(key) else value for key, value in config.items()}
+    return {name: digest(value, key) if is_sensitive(name) else value for name, value in config.items()}

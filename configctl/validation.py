@@ -32,15 +32,17 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
-from configctl import catalogue, values
+from configctl import catalogue, crosskey, placement, values
 from configctl.catalogue import LISTENER_PREFIX, ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ValidationFailed
+from configctl.errors import shown as echo
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 __all__ = [
     "check",
@@ -78,7 +80,7 @@ def coerce(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
     """
     if not isinstance(raw, str):
         return None, f"{key.name}: the value must be a string, not {type(raw).__name__}"
-    shown = "the value" if key.sensitive else repr(raw)
+    shown = "the value" if key.sensitive else echo(raw)
     value, reason = values.parse(key.kafka_type, raw, shown=shown)
     return value, (None if reason is None else f"{key.name}: {reason}")
 
@@ -93,16 +95,44 @@ def _validators(entity_type: EntityType) -> Mapping[str, Draft202012Validator]:
     """One compiled validator per key: compiled once per process, reused for every value.
 
     The schemas' own validity is a test (tests/unit/test_catalogue.py), not a run-time step:
-    ``check_schema`` on the broker schema costs ~100 ms, too much for every CLI call.
+    ``check_schema`` on the broker schema costs ~100 ms, too much for every CLI call. jsonschema
+    itself is imported here, on the first value the fast path cannot decide: importing it costs a
+    one-key ``alter`` about 35 ms of its start.
     """
+    from jsonschema import Draft202012Validator
+
     document = catalogue.schema(entity_type)
     return {name: Draft202012Validator(sub) for name, sub in document["properties"].items()}
 
 
+_SIMPLE_KEYWORDS = frozenset({"type", "minimum", "maximum"})
+_SIMPLE_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "boolean": (bool,)}
+
+
 @cache
-def _broker_rules() -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
-    suffixes = tuple(catalogue.schema(EntityType.BROKERS).get("x-password-config-suffixes", ()))
-    return catalogue.listener_prefixed_cluster_wide(), catalogue.listener_prefix_required(), suffixes
+def _simple_schemas(entity_type: EntityType) -> Mapping[str, tuple[tuple[type, ...], Any, Any]]:
+    """Keys whose schema is only a JSON type and a range (most of them): ``(python types, min, max)``.
+
+    A value that plainly passes such a schema is accepted without a jsonschema pass (a listener
+    validates 100,000 topic configs at a full load); anything else still goes through jsonschema,
+    which alone words the problems.
+    """
+    simple = {}
+    for name, sub in catalogue.schema(entity_type)["properties"].items():
+        keywords = {k for k in sub if not k.startswith("x-") and k not in ("description", "title", "default")}
+        kind = sub.get("type")
+        if keywords <= _SIMPLE_KEYWORDS and isinstance(kind, str) and kind in _SIMPLE_TYPES:
+            simple[name] = (_SIMPLE_TYPES[kind], sub.get("minimum"), sub.get("maximum"))
+    return simple
+
+
+def _passes(simple: tuple[tuple[type, ...], Any, Any], value: Any) -> bool:
+    types, low, high = simple
+    if type(value) not in types:  # exact types: a bool is no integer, as in JSON
+        return False
+    if low is not None and not value >= low:  # NaN fails both bounds: jsonschema decides
+        return False
+    return high is None or value <= high
 
 
 @lru_cache(maxsize=64)
@@ -141,7 +171,7 @@ def _show(value: Any) -> str:
             values.java_double(value) if not math.isinf(value) else ("Infinity" if value > 0 else "-Infinity")
         )
     if isinstance(value, str):
-        return repr(value)
+        return echo(value)
     return str(value)
 
 
@@ -220,14 +250,16 @@ def _check_value(
     if not isinstance(raw, str):
         problems.append(f"{name}: the value must be a string, not {type(raw).__name__}")
         return None
-    shown = "the value" if key.sensitive else repr(raw)
+    shown = "the value" if key.sensitive else echo(raw)
     value, reason = values.parse(key.kafka_type, raw, shown=shown)
     if reason is not None:
         problems.append(f"{name}: {reason}")
         return None
-    validator = _validators(entity_type)[key.name]
-    for error in validator.iter_errors(value):
-        problems.append(_describe_error(name, error, validator.schema, key.sensitive))
+    simple = _simple_schemas(entity_type).get(key.name)
+    if simple is None or not _passes(simple, value):  # jsonschema says what is wrong, and how
+        validator = _validators(entity_type)[key.name]
+        for error in validator.iter_errors(value):
+            problems.append(_describe_error(name, error, validator.schema, key.sensitive))
     if (
         name.endswith("replication.throttled.replicas")
         and isinstance(value, list)
@@ -242,7 +274,7 @@ def _unknown(entity: Entity, name: str, pool: Iterable[str]) -> str:
     label = _LABELS[entity.type]
     if entity.type is EntityType.USERS and entity.client is not None:
         label = "user/client quota"
-    message = f"unknown {label} config {name!r}"
+    message = f"unknown {label} config {echo(name)}"
     hint = _topic_synonym_hint(name) if entity.type is EntityType.TOPICS else None
     guess = hint or closest(name, pool)
     if guess is not None:
@@ -268,7 +300,6 @@ def _topic_synonym_hint(name: str) -> str | None:
 def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
     """Kafka's DynamicBrokerConfig.validateConfigs, then the value checks of the (base) key."""
     at_default = entity.name == DEFAULT
-    cluster_wide_listener, prefix_required, password_suffixes = _broker_rules()
     listener, base = catalogue.split_listener_prefix(name)
     prefixed = listener is not None
     if listener is not None:
@@ -284,7 +315,7 @@ def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, p
     if key is None and not allow_custom:
         pool = catalogue.known_names(EntityType.BROKERS)
         if prefixed:
-            message = f"unknown broker config {name!r}"
+            message = f"unknown broker config {echo(name)}"
             guess = closest(base, pool)
             if guess is not None:
                 message += f" (did you mean {name[: len(name) - len(base)] + guess!r}?)"
@@ -294,22 +325,9 @@ def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, p
         return
 
     # Update mode and placement: at most one sentence per key, the most fundamental one.
-    if key is not None and not prefixed and key.read_only:
-        problems.append(f"{name} is read-only: set it in server.properties and restart the broker")
-    elif key is not None and not prefixed and key.name in prefix_required:
-        problems.append(f"{name} can only be updated per listener: use listener.name.<listener>.{name}")
-    elif at_default and (
-        (key is not None and not prefixed and key.per_broker)
-        or (prefixed and base not in cluster_wide_listener)
-    ):
-        problems.append(f"{name} can only be set per broker (brokers/<id>), not at brokers/{DEFAULT}")
-    elif at_default and (
-        (key is not None and key.sensitive) or any(name.endswith(s) for s in password_suffixes)
-    ):
-        problems.append(
-            f"{name} is a password config: it can only be set per broker (brokers/<id>), "
-            f"not at brokers/{DEFAULT}"
-        )
+    misplaced = placement.problem(name, at_default=at_default)
+    if misplaced is not None:
+        problems.append(misplaced)
     if key is not None:
         _check_value(EntityType.BROKERS, name, key, raw, problems)
 
@@ -376,51 +394,10 @@ def _is_scram(key: ConfigKey) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _typed(entity_type: EntityType, config: Mapping[str, str], name: str) -> Any | None:
-    """The coerced value of ``name`` if the config sets it to something parseable, else None."""
-    raw = config.get(name)
-    key = catalogue.keys(entity_type).get(name)
-    if raw is None or key is None or not isinstance(raw, str):
-        return None
-    value, reason = values.parse(key.kafka_type, raw, shown="")
-    return None if reason is not None else value
-
-
 def _topic_cross_field(config: Mapping[str, str], problems: list[str]) -> None:
-    """LogConfig.validateValues and the tiered-storage rules, for the keys the topic sets itself."""
-    topics = EntityType.TOPICS
-    low = _typed(topics, config, "min.compaction.lag.ms")
-    high = _typed(topics, config, "max.compaction.lag.ms")
-    if low is not None and high is not None and low > high:
-        problems.append(
-            f"min.compaction.lag.ms ({low}) must not be greater than max.compaction.lag.ms ({high})"
-        )
-    if _typed(topics, config, "remote.storage.enable") is not True:
-        return
-    policy = _typed(topics, config, "cleanup.policy")
-    if policy is not None and "compact" in policy:
-        problems.append(
-            "remote.storage.enable=true needs a cleanup.policy without compact "
-            f"(cleanup.policy is {config['cleanup.policy'].strip()!r})"
-        )
-    for local_name, total_name, unlimited in (
-        ("local.retention.ms", "retention.ms", lambda v: v == -1),
-        ("local.retention.bytes", "retention.bytes", lambda v: v <= -1),
-    ):
-        local = _typed(topics, config, local_name)
-        total = _typed(topics, config, total_name)
-        if local is None or total is None or unlimited(total) or local == -2:
-            continue
-        if local < 0:
-            problems.append(
-                f"{local_name} must be -2 or between 0 and {total_name} ({total}) when "
-                f"remote.storage.enable=true, not {local}"
-            )
-        elif local > total:
-            problems.append(
-                f"{local_name} ({local}) must not be greater than {total_name} ({total}) "
-                "when remote.storage.enable=true"
-            )
+    """Kafka's topic cross-key rules on the keys the topic sets itself (:mod:`configctl.crosskey`;
+    the write side also checks them on the topic's effective config, broker fallbacks included)."""
+    problems.extend(crosskey.topic_problems(config))
 
 
 # --------------------------------------------------------------------------------------------

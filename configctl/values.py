@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from configctl.errors import InvalidInput
+from configctl.errors import InvalidInput, shown
 
 if TYPE_CHECKING:
     from configctl.catalogue import ConfigKey
@@ -160,7 +160,7 @@ def normalize_value(key: ConfigKey | None, value: Any, *, name: str | None = Non
                 )
             text = _scalar_text(None, item, label)
             if "," in text:
-                raise InvalidInput(f"{label}: list item {text!r} must not contain a comma")
+                raise InvalidInput(f"{label}: list item {shown(text)} must not contain a comma")
             items.append(text)
         return ",".join(items)
     if isinstance(value, Mapping):

@@ -9,18 +9,19 @@ one entity never lose each other's keys.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from configctl import catalogue, secrets, validation
+from kazoo.retry import ForceRetryError, RetryFailedError
+
+from configctl import catalogue, guards, impact, interrupted, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity, EntityType
-from configctl.errors import Conflict, InvalidInput
-from configctl.zkstore import Change, Committed, Stored, VersionConflict, ZkStore
+from configctl.errors import Conflict, InvalidInput, ValidationFailed
+from configctl.zk import registrations, retry
+from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, Stored
+from configctl.zk.errors import VersionConflict
 
-DEFAULT_MAX_ATTEMPTS = 200
 PASSWORD_ENCODER_PREFIX = "password.encoder."
 SECRET_ENV = "CONFIGCTL_PASSWORD_ENCODER_SECRET"
 
@@ -46,6 +47,7 @@ def prepare_change(
     *,
     allow_custom: bool = False,
     password_secret: str | None = None,
+    replace: bool = False,
 ) -> ConfigChange:
     """Validate what can be validated alone and put secrets in their stored form.
 
@@ -56,14 +58,14 @@ def prepare_change(
     encoder_settings = {k: add.pop(k) for k in list(add) if k.startswith(PASSWORD_ENCODER_PREFIX)}
     if encoder_settings and entity.type is not EntityType.BROKERS:
         raise InvalidInput("password.encoder.* settings only apply to broker configs")
-    change = ConfigChange(add=add, delete=tuple(delete))
+    change = ConfigChange(add=add, delete=tuple(delete), replace=replace)
     # Check plain keys before touching secrets (a misplaced password config should say so, not
     # ask for an encoder secret); SCRAM keys are checked in their stored form afterwards.
     plain = {k: v for k, v in add.items() if k not in secrets.SCRAM_MECHANISMS}
     validation.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
     stored = _stored_secrets(entity, add, encoder_settings, password_secret)
     validation.check(entity, stored, changed=list(stored), allow_custom=allow_custom)
-    return ConfigChange(add=stored, delete=change.delete)
+    return ConfigChange(add=stored, delete=change.delete, replace=replace)
 
 
 def _stored_secrets(
@@ -103,7 +105,7 @@ def _encoder(settings: dict[str, str], password_secret: str | None, key: str) ->
 
 
 def alter(
-    store: ZkStore,
+    store: ConfigStore,
     entity: Entity,
     change: ConfigChange,
     *,
@@ -111,18 +113,30 @@ def alter(
     dry_run: bool = False,
     allow_custom: bool = False,
     reason: str = "",
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_attempts: int = retry.CONFLICT_ATTEMPTS,
+    allow_running_brokers: bool = False,
 ) -> AlterResult:
     """Apply ``change`` to the entity's current config and commit it atomically.
 
-    Retries on a version conflict (bounded); with ``if_version`` a conflict is reported instead,
-    because the caller asked for exactly that version.
+    Retries on a version conflict (the conflict policy of :mod:`configctl.zk.retry`); with
+    ``if_version`` a conflict is reported instead, because the caller asked for exactly that
+    version. A connection lost after the transaction was sent is resolved by re-reading: the
+    result then says what landed, or :class:`~configctl.interrupted.WriteInterrupted` says it is unknown.
     """
-    for attempt in range(1, max_attempts + 1):
+    attempts = 0
+
+    def attempt() -> AlterResult:
+        nonlocal attempts
+        attempts += 1
         # A store that wrote this entity last knows its state; start from that and let the
         # version check catch anyone who wrote since (one round trip instead of two).
-        cached = store.last_written(entity) if attempt == 1 and if_version is None and not dry_run else None
-        before = cached or store.read(entity)
+        cached = store.last_written(entity) if attempts == 1 and if_version is None and not dry_run else None
+        before = cached or store.read(entity, strict=False)
+        if before.problem is not None and not change.replace:
+            raise InvalidInput(
+                f"{entity.znode} is not a Kafka config node ({before.problem}); "
+                "alter --replace overwrites it with the config given; nothing written"
+            )
         if if_version is not None and before.version != if_version:
             raise Conflict(
                 f"{entity.display} is at version {before.version}, not {if_version} (--if-version); nothing written"
@@ -130,18 +144,48 @@ def alter(
         after = apply_change(before.config, change, what=entity.display)
         validation.check(entity, after, changed=list(change.add), allow_custom=allow_custom)
         changes = diff(before.config, after)
-        if dry_run or not changes:
-            return AlterResult(entity, before, after, changes, None, attempt)
-        try:
-            (committed,) = store.commit(
-                [Change(entity, after, before.version, previous=before.config)], reason=reason
+        if changes and attempts == 1:
+            check_kafka_rules(store, [entity], allow_running_brokers=allow_running_brokers)
+            impact.check_write(
+                store, [impact.Write(entity, before.config, after)], reason=reason, identity=store.identity
             )
+        if dry_run or not changes:
+            return AlterResult(entity, before, after, changes, None, attempts)
+        write = Change(entity, after, before.version, previous=before.config)
+        try:
+            (committed,) = store.commit([write], reason=reason)
         except VersionConflict:
             if if_version is not None:
                 raise Conflict(
                     f"{entity.display} changed while writing (--if-version {if_version}); nothing written"
                 ) from None
-            time.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))
-            continue
-        return AlterResult(entity, before, after, changes, committed, attempt)
-    raise Conflict(f"{entity.display} kept changing under {max_attempts} attempts; nothing written")
+            raise ForceRetryError() from None
+        except CommitInterrupted as exc:
+            # raises unless the write is known to have landed
+            interrupted.settle(store, [write], [], exc.unknown, exc.error)
+            committed = Committed(entity, 0 if before.version < 0 else before.version + 1, None)
+        return AlterResult(entity, before, after, changes, committed, attempts)
+
+    try:
+        return retry.conflict_retry(max_attempts)(attempt)
+    except RetryFailedError:
+        raise Conflict(
+            f"{entity.display} kept changing under {max_attempts} attempts; nothing written"
+        ) from None
+
+
+def check_kafka_rules(
+    store: ConfigStore, entities: list[Entity], *, allow_running_brokers: bool = False
+) -> None:
+    """Refuse what Kafka's own ZooKeeper admin path refuses (:mod:`configctl.guards`), before writing."""
+    topics = [e.name for e in entities if e.type is EntityType.TOPICS]
+    problems = guards.refusals(
+        entities,
+        running_brokers=registrations.running_brokers(store.session)
+        if any(e.type is EntityType.BROKERS for e in entities)
+        else None,
+        existing_topics=registrations.existing_topics(store.session, topics) if topics else None,
+        allow_running_brokers=allow_running_brokers,
+    )
+    if problems:
+        raise ValidationFailed(problems)

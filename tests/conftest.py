@@ -9,6 +9,11 @@ Servers are real (pyspark's ZooKeeper jars + Java), started only when a test ask
   running again, so a test may kill nodes freely.
 - ``restartable_zk`` (function): a dedicated single server a test may kill and restart.
   Never kill the shared ``zk_server``.
+- ``fleet_of_three`` (function): brokers 1, 2 and 3 as ``configctl listener run`` processes on
+  ``zk_connect`` (broker 2 with a plugin that refuses retention under 60 s).
+- ``secure_zk`` (session): one single server with TLS and SASL (``zk start --tls --sasl``), as a
+  :class:`SecureZooKeeper` with the CA, the SASL user and password, kazoo arguments and the
+  ``CONFIGCTL_*`` variables to reach it. Never kill it either.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ import signal
 import sys
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -30,7 +37,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:  # `from helpers import ...` works in every pytest import mode
     sys.path.insert(0, str(TESTS_DIR))
 
-from helpers import CliResult, free_port_block, run_cli  # noqa: E402
+from helpers import REPO_ROOT, CliResult, child_env, free_port_block, run_cli, wait_for  # noqa: E402
 from helpers import free_port as _free_port  # noqa: E402
 
 _FOLDER_MARKERS = {"unit": "unit", "integration": "zk", "spark": "spark"}
@@ -65,10 +72,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("ensemble")
 
 
-def _start_server(data_dir: Path, nodes: int = 1, timeout: float = 30.0) -> LocalZooKeeper:
+def _start_server(
+    data_dir: Path, nodes: int = 1, timeout: float = 30.0, *, tls: bool = False, sasl: bool = False
+) -> LocalZooKeeper:
     """Start a server on free ports, trying again if another process grabbed a port meanwhile."""
     for attempt in range(3):
-        server = LocalZooKeeper(data_dir, port=free_port_block(nodes), nodes=nodes)
+        server = LocalZooKeeper(data_dir, port=free_port_block(nodes), nodes=nodes, tls=tls, sasl=sasl)
         try:
             server.start(timeout=timeout)
             return server
@@ -164,3 +173,110 @@ def restartable_zk(tmp_path: Path) -> Iterator[LocalZooKeeper]:
         yield server
     finally:
         server.stop()
+
+
+@dataclass(frozen=True)
+class SecureZooKeeper:
+    """A started TLS + SASL server and everything a client needs to reach it."""
+
+    server: LocalZooKeeper
+    connect: str
+    ca: Path  # the CA certificate to trust
+    client_cert: Path  # an optional client certificate the server accepts ...
+    client_key: Path  # ... and its key
+    sasl_user: str
+    sasl_password: str
+    password_file: Path
+    env_file: Path  # CONFIGCTL_* assignments, as ``zk start`` writes them
+
+    def kazoo_options(self, **overrides: Any) -> dict[str, Any]:
+        """``KazooClient`` arguments for TLS + SASL (``hosts`` included); ``overrides`` win."""
+        options: dict[str, Any] = {
+            "hosts": self.connect,
+            "use_ssl": True,
+            "ca": str(self.ca),
+            "sasl_options": {
+                "mechanism": "DIGEST-MD5",
+                "username": self.sasl_user,
+                "password": self.sasl_password,
+            },
+        }
+        options.update(overrides)
+        return options
+
+    def env(self) -> dict[str, str]:
+        """The ``CONFIGCTL_*`` variables ``zk start`` printed (the password by file), for ``run_cli``."""
+        return self.server.client_settings().env()
+
+
+@pytest.fixture(scope="session")
+def secure_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureZooKeeper]:
+    """One real single ZooKeeper with TLS and SASL for the whole session (stopped at the end)."""
+    server = _start_server(tmp_path_factory.mktemp("zk-secure"), tls=True, sasl=True)
+    try:
+        settings = server.client_settings()
+        assert settings.ca and settings.cert and settings.key and settings.sasl_user
+        assert settings.sasl_password_file is not None
+        yield SecureZooKeeper(
+            server=server,
+            connect=settings.connect,
+            ca=settings.ca,
+            client_cert=settings.cert,
+            client_key=settings.key,
+            sasl_user=settings.sasl_user,
+            sasl_password=settings.sasl_password() or "",
+            password_file=settings.sasl_password_file,
+            env_file=server.data_dir / "client.env",
+        )
+    finally:
+        server.stop()
+
+
+REJECTING_PLUGIN = "examples.plugins.log_retention:LogRetentionApplier"
+"""Refuses a retention under 60 s: broker 2 of ``fleet_of_three`` runs it."""
+
+
+@pytest.fixture
+def fleet_of_three(zk_connect: str, tmp_path: Path) -> Iterator[dict[int, Any]]:
+    """Brokers 1, 2 and 3, each a `configctl listener run` process; broker 2 runs a rejecting plugin.
+
+    Yields the processes by broker id once all three have published their state; stops them
+    (thawing any a test froze with SIGSTOP) afterwards. Each one's log is ``tmp_path/listener-<id>.log``.
+    """
+    import os
+    import subprocess
+
+    from configctl import fleet
+    from configctl.zk.configstore import ConfigStore
+
+    processes: dict[int, subprocess.Popen] = {}
+    for broker_id in (1, 2, 3):
+        command = [
+            sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", zk_connect, "--broker-id",
+            str(broker_id), "--server-properties", str(REPO_ROOT / "examples" / f"server-{broker_id}.properties"),
+        ]  # fmt: skip
+        if broker_id == 2:
+            command += ["--plugin", REJECTING_PLUGIN]
+        processes[broker_id] = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp_path / f"listener-{broker_id}.log", "w"),  # noqa: SIM115 - closed with the process
+            env=child_env(),
+        )
+    try:
+        with ConfigStore.connect(zk_connect) as store:
+            wait_for(
+                lambda: len(fleet.broker_states(store.session)) == 3, timeout=90, message="three listeners"
+            )
+        yield processes
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGCONT)
+                process.terminate()
+        for process in processes.values():
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -30,6 +30,20 @@ class CliResult(NamedTuple):
     stderr: str
 
 
+def child_env(env: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The environment of a configctl child process: this one minus every ``CONFIGCTL_*``
+    variable (a developer's settings never leak into a test), the repository first on
+    ``PYTHONPATH``, then ``env`` on top (a ``None`` value removes a variable)."""
+    result = {key: value for key, value in os.environ.items() if not key.startswith("CONFIGCTL_")}
+    result["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), result.get("PYTHONPATH")]))
+    for key, value in (env or {}).items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = value
+    return result
+
+
 def run_cli(
     *args: str,
     env: Mapping[str, str | None] | None = None,
@@ -43,16 +57,9 @@ def run_cli(
     settings never leak into a test), then ``env`` on top; a ``None`` value removes a variable
     (``env={"JAVA_HOME": None}``). The repository root is prepended to ``PYTHONPATH``.
     """
-    child_env = {key: value for key, value in os.environ.items() if not key.startswith("CONFIGCTL_")}
-    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), child_env.get("PYTHONPATH")]))
-    for key, value in (env or {}).items():
-        if value is None:
-            child_env.pop(key, None)
-        else:
-            child_env[key] = value
     completed = subprocess.run(
         [sys.executable, "-m", "configctl", *args],
-        env=child_env,
+        env=child_env(env),
         input=input,
         capture_output=True,
         text=True,

@@ -3,32 +3,56 @@
 from __future__ import annotations
 
 import os
+import sys
+from dataclasses import dataclass
 from typing import Any
 
 import click
+from rich.console import Console
 
-from configctl import writer
+from configctl import fleet, writer
+from configctl.cli import completion
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
-from configctl.cli.options import global_options, settings
-from configctl.cli.render import console, diff_json, diff_table, emit_json, entity_label
-from configctl.configparse import load_properties_file, merge_added, parse_add_config, parse_delete_config
-from configctl.errors import InvalidInput
+from configctl.cli.options import global_options
+from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
+from configctl.cli.rollout_options import canary_options, requested
+from configctl.cli.waiting import conclude, follow, wait_option
+from configctl.configparse import added_configs, parse_delete_config
+from configctl.entities import Entity
+from configctl.errors import InvalidInput, printable
+from configctl.zk.configstore import ConfigStore
 
 
 @click.command(cls=EntityCommand)
 @entity_options
 @click.option(
-    "--add-config", "add_config", metavar="K=V,K2=[A,B]", help="Configs to set (kafka-configs.sh syntax)."
+    "--add-config",
+    "add_config",
+    metavar="K=V,K2=[A,B]",
+    help="Configs to set (kafka-configs.sh syntax).",
+    shell_complete=completion.complete_add_config,
 )
 @click.option(
     "--add-config-file",
     type=click.Path(dir_okay=False),
     metavar="FILE.properties",
-    help="Configs to set, from a Java properties file (--add-config wins on the same key).",
+    help="Configs to set, from a Java properties file (instead of --add-config).",
 )
-@click.option("--delete-config", metavar="K1,K2", help="Configs to remove; each must be set.")
+@click.option(
+    "--delete-config",
+    metavar="K1,K2",
+    help="Configs to remove; each must be set.",
+    shell_complete=completion.complete_delete_config,
+)
 @click.option("--dry-run", is_flag=True, help="Validate and show the diff; write nothing.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Write exactly the configs given as the entity's whole config, whatever is stored (repairs a "
+    "node that is not a Kafka config; asks first for such a node, unless --yes).",
+)
+@click.option("--yes", "-y", is_flag=True, help="With --replace: overwrite a corrupt node without asking.")
 @click.option("--if-version", type=int, metavar="V", help="Write only if the config node is at version V.")
 @click.option(
     "--allow-custom-config",
@@ -41,7 +65,15 @@ from configctl.errors import InvalidInput
     metavar="SECRET",
     help=f"The brokers' password.encoder.secret, to store password configs encrypted (env {writer.SECRET_ENV}).",
 )
+@click.option(
+    "--allow-running-brokers",
+    is_flag=True,
+    help="Write broker configs even while Kafka brokers are registered in /brokers/ids "
+    "(Kafka's ZooKeeper path refuses it: the running broker's own validation is skipped).",
+)
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the entity's history.")
+@wait_option
+@canary_options
 @global_options
 @click.pass_context
 def alter(ctx: click.Context, **kwargs: Any) -> None:
@@ -53,20 +85,16 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
 
     \b
       configctl alter --topic orders --add-config 'retention.ms=86400000,cleanup.policy=[compact,delete]'
-      configctl alter --user User:alice --add-config 'SCRAM-SHA-256=[iterations=8192,password=s3cret]'
+      configctl alter --user alice --add-config 'SCRAM-SHA-256=[iterations=8192,password=s3cret]'
       configctl alter --user-defaults --client app1 --add-config consumer_byte_rate=2048
       configctl alter --broker-defaults --delete-config log.retention.ms
     """
     selection = select(ctx, pop_selection(kwargs))
     entity = selection.entity
     assert entity is not None
-    added: dict[str, str] = {}
-    if kwargs["add_config_file"]:
-        added = load_properties_file(kwargs["add_config_file"])
-    if kwargs["add_config"] is not None:
-        added = merge_added(added, parse_add_config(kwargs["add_config"]))
+    added = added_configs(kwargs["add_config"], kwargs["add_config_file"])
     deleted = parse_delete_config(kwargs["delete_config"]) if kwargs["delete_config"] is not None else []
-    if not added and not deleted:
+    if not added and not deleted and not kwargs["replace"]:
         raise InvalidInput("nothing to change: give --add-config, --add-config-file or --delete-config")
     change = writer.prepare_change(
         entity,
@@ -74,49 +102,94 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         deleted,
         allow_custom=kwargs["allow_custom_config"],
         password_secret=kwargs["password_encoder_secret"],
+        replace=kwargs["replace"],
     )
     reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
+    if requested():  # --canary: a rollout (configctl/rollout/canary.py)
+        from configctl.cli.rollout import canary_alter
+
+        return canary_alter(entity, change, reason, kwargs)
     with open_store() as store:
+        if_version = kwargs["if_version"]
+        if kwargs["replace"] and not kwargs["dry_run"]:
+            if_version = _confirm_replace(store, entity, if_version, yes=kwargs["yes"])
         result = writer.alter(
             store,
             entity,
             change,
-            if_version=kwargs["if_version"],
+            if_version=if_version,
             dry_run=kwargs["dry_run"],
             allow_custom=kwargs["allow_custom_config"],
             reason=reason,
+            allow_running_brokers=kwargs["allow_running_brokers"],
         )
-    _report(result, dry_run=kwargs["dry_run"])
+        committed = [result.committed] if result.committed is not None else []
+        view = AlterView(result, dry_run=kwargs["dry_run"])
+        if kwargs["wait"] is None or not committed or not as_json():
+            # people see what was written first, then the brokers answering
+            after_commit([result.entity] if committed else [], lambda: show(view))
+        if kwargs["wait"] is None or not committed:
+            return
+        view.rollout = follow(store, committed, kwargs["wait"])
+    if as_json():
+        after_commit([result.entity], lambda: show(view))
+    conclude(view.rollout, kwargs["wait"])
 
 
-def _report(result: writer.AlterResult, *, dry_run: bool) -> None:
-    entity = result.entity
-    if settings().output == "json":
-        emit_json(
-            {
-                "entity_type": entity.type.value,
-                "entity_name": entity.name,
-                "entity_path": entity.path,
-                "dry_run": dry_run,
-                "changed": result.changed,
-                "version_before": result.before.version if result.before.exists else None,
-                "version": result.committed.version if result.committed else None,
-                "change_number": result.committed.change_number if result.committed else None,
-                "changes": diff_json(entity, result.diff),
-            }
-        )
-        return
-    out = console()
-    label = entity_label(entity)
-    if not result.changed:
-        out.print(f"No change: {label} already has these configs.")
-        return
-    title = f"{'Would change' if dry_run else 'Changed'} {label} ({entity.path})"
-    out.print(diff_table(entity, result.diff, title=title))
-    if dry_run:
-        out.print("Dry run: nothing written.")
-    elif result.committed is not None:
-        out.print(
-            f"Completed updating config for {label}: version {result.committed.version}, "
-            f"change {result.committed.change_number}."
-        )
+def _confirm_replace(store: ConfigStore, entity: Entity, if_version: int | None, *, yes: bool) -> int | None:
+    """Overwriting a node that is not a Kafka config is confirmed explicitly; the write is then held
+    to the version that was confirmed (a node that moved meanwhile is not overwritten)."""
+    current = store.read(entity, strict=False)
+    if current.problem is None:
+        return if_version
+    question = f"{entity.znode} is not a Kafka config node ({current.problem}). Overwrite it?"
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"{question} Pass --yes to confirm (not on a terminal); nothing written")
+        if not click.confirm(printable(question), default=False, err=True):
+            raise InvalidInput("replace cancelled; nothing was written")
+    return current.version if if_version is None else if_version
+
+
+@dataclass
+class AlterView:
+    """What ``alter`` did (or would do with ``--dry-run``), and what the brokers did with it."""
+
+    result: writer.AlterResult
+    dry_run: bool
+    rollout: fleet.WaitResult | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        result, entity = self.result, self.result.entity
+        document = {
+            "entity_type": entity.type.value,
+            "entity_name": entity.name,
+            "entity_path": entity.path,
+            "dry_run": self.dry_run,
+            "changed": result.changed,
+            "version_before": result.before.version if result.before.exists else None,
+            "version": result.committed.version if result.committed else None,
+            "change_number": result.committed.change_number if result.committed else None,
+            "changes": diff_json(entity, result.diff),
+        }
+        if self.rollout is not None:
+            document["rollout"] = self.rollout.to_json()
+        return document
+
+    def render(self, out: Console) -> None:
+        result, entity = self.result, self.result.entity
+        label = safe(entity_label(entity))
+        if not result.changed:
+            out.print(f"No change: {label} already has these configs.")
+            return
+        title = f"{'Would change' if self.dry_run else 'Changed'} {label} ({safe(entity.path)})"
+        out.print(diff_table(entity, result.diff, title=title))
+        if self.dry_run:
+            out.print("Dry run: nothing written.")
+        elif result.committed is not None:
+            version = (
+                "deleted (empty)" if result.committed.version < 0 else f"version {result.committed.version}"
+            )
+            out.print(
+                f"Completed updating config for {label}: {version}, change {result.committed.change_number}."
+            )

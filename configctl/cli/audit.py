@@ -169,14 +169,8 @@ def _check_local_path(path: str) -> None:
 
 
 def _zookeeper_named(ctx: click.Context) -> bool:
-    """True when the user chose a ZooKeeper (--zookeeper or CONFIGCTL_ZOOKEEPER), not the default."""
-    current: click.Context | None = ctx
-    while current is not None:
-        source = current.get_parameter_source("zookeeper")
-        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
-            return True
-        current = current.parent
-    return False
+    """True when the user chose a ZooKeeper (flag, CONFIGCTL_ZOOKEEPER or profile), not the default."""
+    return settings(ctx).zookeeper_explicit
 
 
 def _expected_from_zookeeper(global_settings: GlobalSettings) -> Any:
@@ -186,7 +180,7 @@ def _expected_from_zookeeper(global_settings: GlobalSettings) -> Any:
     try:
         from configctl.cli.context import open_store
     except ImportError:
-        raise EnvironmentProblem("--zookeeper support for the audit needs configctl.zkstore") from None
+        raise EnvironmentProblem("--zookeeper support for the audit needs configctl.zk") from None
 
     def read(connect: str) -> tuple[int | None, dict[str, dict[str, str]]]:
         with open_store() as store:  # the same connect string, auth and timeout, quiet kazoo logs

@@ -8,9 +8,12 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import click
+
 from configctl.cli.options import settings
 from configctl.errors import InvalidInput
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
+from configctl.zk.connection import ConnectionSettings
 
 
 def quiet_libraries() -> None:
@@ -21,21 +24,20 @@ def quiet_libraries() -> None:
     warnings.filterwarnings("ignore", module="kazoo")
 
 
+def connection_settings(ctx: click.Context | None = None) -> ConnectionSettings:
+    """The ZooKeeper connection the global settings describe: flags, environment and profile
+    merged by precedence, checked (one-line errors). Every command, ``listener run`` and the
+    audit connect with this, so TLS, SASL and credentials work the same everywhere."""
+    return settings(ctx).connection()
+
+
 @contextmanager
-def open_store(*, reason_identity: str | None = None) -> Iterator[ZkStore]:
-    """Open a :class:`ZkStore` from --zookeeper/--zk-auth/--zk-timeout; closed on exit."""
+def open_store(*, reason_identity: str | None = None) -> Iterator[ConfigStore]:
+    """Open a :class:`ConfigStore` from the global options; closed on exit."""
     quiet_libraries()
-    opts = settings()
     raw_limit = os.environ.get("CONFIGCTL_HISTORY_LIMIT", "") or "50"
     if not raw_limit.isdigit():
         raise InvalidInput(f"CONFIGCTL_HISTORY_LIMIT must be a non-negative integer, not {raw_limit!r}")
-    history_limit = int(raw_limit)
-    store = ZkStore(
-        opts.zookeeper,
-        auth=opts.zk_auth,
-        timeout=opts.zk_timeout,
-        identity=reason_identity,
-        history_limit=history_limit,
-    )
+    store = ConfigStore.connect(connection_settings(), identity=reason_identity, history_limit=int(raw_limit))
     with store:
         yield store

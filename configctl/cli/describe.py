@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import click
-from rich.markup import escape
+from rich.console import Console
 from rich.table import Table
 
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
-from configctl.cli.options import global_options, settings
-from configctl.cli.render import console, emit_json, entity_json, entity_label, masked
+from configctl.cli.options import global_options
+from configctl.cli.render import entity_json, entity_label, masked, safe, show
+from configctl.entities import EntityType
+from configctl.errors import printable
+from configctl.zk.configstore import Stored
 
 
 @click.command(cls=EntityCommand)
@@ -41,25 +45,49 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
     selection = select(ctx, params, allow_all=True)
     with open_store() as store:
         if selection.entity is not None:
-            stored = [store.read(selection.entity)]
+            stored = [store.read(selection.entity, strict=False)]
         else:
-            stored = store.read_type(selection.entity_type)
-    documents = [entity_json(s.entity, s.config, s.version if s.exists else None) for s in stored]
-    if settings().output == "json":
-        emit_json(documents)
-        return
-    out = console()
-    if not stored:
-        out.print(f"No {selection.entity_type.value} have dynamic configs.")
+            stored = store.read_type(selection.entity_type, strict=False)
     for item in stored:
-        version = f"version {item.version}" if item.exists else "no config node"
-        title = f"Dynamic configs for {escape(entity_label(item.entity))} ({item.entity.path}, {version})"
-        if not item.config:
-            out.print(f"{title}: none")
-            continue
-        table = Table(title=title, title_justify="left", show_edge=False, show_header=False)
-        table.add_column("key", style="bold")
-        table.add_column("value")
-        for key, value in masked(item.entity, item.config).items():
-            table.add_row(escape(key), escape(value))
-        out.print(table)
+        if item.problem is not None:  # reported, and the others still shown (repair: alter --replace)
+            click.echo(
+                f"warning: {printable(item.entity.znode)} is not a Kafka config node: {printable(item.problem)}",
+                err=True,
+            )
+    show(DescribeView(selection.entity_type, stored))
+
+
+@dataclass(frozen=True)
+class DescribeView:
+    entity_type: EntityType
+    stored: list[Stored]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        documents = []
+        for item in self.stored:
+            document = entity_json(item.entity, item.config, item.version if item.exists else None)
+            if item.problem is not None:
+                document["problem"] = item.problem
+            documents.append(document)
+        return documents
+
+    def render(self, out: Console) -> None:
+        if not self.stored:
+            out.print(f"No {self.entity_type.value} have dynamic configs.")
+        for item in self.stored:
+            version = f"version {item.version}" if item.exists else "no config node"
+            title = (
+                f"Dynamic configs for {safe(entity_label(item.entity))} ({safe(item.entity.path)}, {version})"
+            )
+            if item.problem is not None:
+                out.print(f"{title}: [red]not a Kafka config node[/] ({safe(item.problem)})")
+                continue
+            if not item.config:
+                out.print(f"{title}: none")
+                continue
+            table = Table(title=title, title_justify="left", show_edge=False, show_header=False)
+            table.add_column("key", style="bold", no_wrap=True, overflow="fold")
+            table.add_column("value", overflow="fold")
+            for key, value in masked(item.entity, item.config).items():
+                table.add_row(safe(key), safe(value))
+            out.print(table)

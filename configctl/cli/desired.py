@@ -1,12 +1,14 @@
 """``configctl plan``, ``apply`` and ``export``: desired state as code (Contract 6).
 
-Thin shells over :mod:`configctl.desired` (files) and :mod:`configctl.plan` (diff and apply).
+Thin shells over :mod:`configctl.desired`: its ``document`` (files), ``plan`` (the diff) and
+``apply`` (the batched write) modules.
 ``plan`` exits 0 when ZooKeeper already matches the file and 2 when it does not, so CI jobs can
 branch on it as they do with other infrastructure tools.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -19,18 +21,25 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from configctl import catalogue, secrets, writer
-from configctl import desired as desired_files
-from configctl import plan as plans
+from configctl import secrets, writer
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options, settings
-from configctl.cli.render import console, emit_json
-from configctl.desired import TYPE_ORDER, label
-from configctl.entities import parse_entity_type
-from configctl.errors import InvalidInput
-from configctl.files import read_bytes, replace_atomically
+from configctl.cli.render import after_commit, before_write, console, emit_json, safe
+from configctl.cli.rollout_options import requested, wave_options
+from configctl.cli.waiting import conclude, follow, wait_option
+from configctl.desired import apply as applying
+from configctl.desired import document as desired_files
+from configctl.desired import plan as plans
+from configctl.desired import syntax
+from configctl.entities import TYPE_ORDER, parse_entity_type
+from configctl.errors import InvalidInput, printable
+from configctl.files import replace_atomically
+from configctl.interrupted import WriteInterrupted
 
 PLAN_EXIT_CHANGES = 2
+SUMMARY_AFTER_LINES = 1000
+"""A text plan longer than this is shown as counts per entity type and action unless --full is given."""
+_ENTITY_ACTION_WORDS = {"create": "created", "update": "updated", "clear": "emptied", "prune": "pruned"}
 _MARKS = {"+": "[green]+[/]", "~": "[yellow]~[/]", "-": "[red]-[/]"}
 
 
@@ -56,6 +65,16 @@ def _file_options(func: Any) -> Any:
             help="Accept broker keys the schema does not know (a plugin's own config).",
         ),
         click.option(
+            "--allow-running-brokers",
+            is_flag=True,
+            help="Write broker configs even while Kafka brokers are registered in /brokers/ids.",
+        ),
+        click.option(
+            "--replace-corrupt",
+            is_flag=True,
+            help="Overwrite config nodes that are not Kafka configs (unreadable JSON) with what the file says.",
+        ),
+        click.option(
             "--password-encoder-secret",
             envvar=writer.SECRET_ENV,
             metavar="SECRET",
@@ -66,6 +85,23 @@ def _file_options(func: Any) -> Any:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def _detail_options(func: Any) -> Any:
+    """--summary / --full: how much of the plan the text output shows (JSON always has all of it)."""
+    func = click.option(
+        "--full",
+        "detail",
+        flag_value="full",
+        help=f"Show every key of the plan, however long (by default past {SUMMARY_AFTER_LINES:,} lines "
+        "only counts are shown).",
+    )(func)
+    return click.option(
+        "--summary",
+        "detail",
+        flag_value="summary",
+        help="Show counts per entity type and action instead of every key.",
+    )(func)
 
 
 def _encoder(secret: str | None) -> secrets.PasswordEncoder | None:
@@ -86,9 +122,17 @@ def _load(file: str, allow_custom: bool) -> tuple[desired_files.DesiredState, st
     metavar="PLAN.json",
     help="Also save the plan, so that apply --plan applies exactly it (or refuses if the state moved).",
 )
+@_detail_options
 @global_options
 def plan(
-    file: str, prune: bool, allow_custom_config: bool, password_encoder_secret: str | None, out: str | None
+    file: str,
+    prune: bool,
+    allow_custom_config: bool,
+    allow_running_brokers: bool,
+    replace_corrupt: bool,
+    password_encoder_secret: str | None,
+    out: str | None,
+    detail: str | None,
 ) -> None:
     """Show what apply would change: add / change / delete per key, per entity.
 
@@ -101,13 +145,20 @@ def plan(
     """
     desired, digest = _load(file, allow_custom_config)
     with open_store() as store:
-        result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
+        result = plans.make_plan(
+            store,
+            desired,
+            prune=prune,
+            encoder=_encoder(password_encoder_secret),
+            allow_running_brokers=allow_running_brokers,
+            replace_corrupt=replace_corrupt,
+        )
     if out:
-        replace_atomically(Path(out), json.dumps(result.saved(digest), indent=2, ensure_ascii=False) + "\n")
+        replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
     if settings().output == "json":
-        emit_json(result.to_json())
+        before_write(lambda: emit_json(result.to_json()))
     else:
-        render_plan(console(), result)
+        before_write(lambda: render_plan(console(), result, detail))
     if result.changed:
         sys.stdout.flush()
         sys.exit(PLAN_EXIT_CHANGES)
@@ -124,15 +175,22 @@ def plan(
     metavar="PLAN.json",
     help="A plan saved by plan --out: refuse if the file or the state changed since.",
 )
+@_detail_options
+@wait_option
+@wave_options
 @global_options
 def apply(
     file: str,
     prune: bool,
     allow_custom_config: bool,
+    allow_running_brokers: bool,
+    replace_corrupt: bool,
     password_encoder_secret: str | None,
     yes: bool,
     reason: str,
     plan_file: str | None,
+    detail: str | None,
+    wait: float | None,
 ) -> None:
     """Make ZooKeeper match the file, in batched atomic transactions.
 
@@ -148,21 +206,29 @@ def apply(
         raise InvalidInput("apply asks for confirmation: run it in a terminal, or pass --yes")
     as_json = settings().output == "json"
     desired, digest = _load(file, allow_custom_config)
-    saved = _read_saved_plan(plan_file) if plan_file else None
+    saved = plans.read_saved_plan(plan_file) if plan_file else None
     reason = reason or os.environ.get("CONFIGCTL_REASON", "") or f"apply {Path(desired.source).name}"
     out = console()
     with open_store() as store:
-        result = plans.make_plan(store, desired, prune=prune, encoder=_encoder(password_encoder_secret))
+        result = plans.make_plan(
+            store,
+            desired,
+            prune=prune,
+            encoder=_encoder(password_encoder_secret),
+            allow_running_brokers=allow_running_brokers,
+            reason=reason,
+            replace_corrupt=replace_corrupt,
+        )
         if saved is not None:
             plans.check_saved_plan(result, saved, file_digest=digest, source=str(plan_file))
         if not result.changed:
             if as_json:
-                emit_json(_apply_json(result, None))
+                before_write(lambda: emit_json(_apply_json(result, None)))
             else:
-                render_plan(out, result)
+                before_write(lambda: render_plan(out, result, detail))
             return
         if not as_json:
-            render_plan(out, result)
+            before_write(lambda: render_plan(out, result, detail))
         if not yes:
             counts = result.counts()
             question = (
@@ -171,20 +237,40 @@ def apply(
             )
             if not click.confirm(question, default=False, err=True):
                 raise InvalidInput("apply cancelled; nothing was written")
-        applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())
+        if requested():  # --waves: a rollout (configctl/rollout/waves.py)
+            from configctl.cli.rollout import apply_in_waves
+
+            return apply_in_waves(store, result, reason, wait)
+        try:
+            applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())
+        except WriteInterrupted as stopped:
+            if as_json:  # the same lists for scripts; the error line follows on stderr
+                with contextlib.suppress(Exception):
+                    emit_json(_apply_json(result, None, stopped))
+            raise
+        committed = [c.entity for c in applied.committed]
+        if not as_json:  # people see what was applied first, then the brokers answering
+            batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
+            after_commit(
+                committed,
+                lambda: out.print(
+                    f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
+                    f"({applied.seconds:.2f} s); each write is recorded in configctl history."
+                ),
+                what="apply",
+            )
+        rollout = follow(store, applied.committed, wait) if wait is not None and applied.committed else None
     if as_json:
-        emit_json(_apply_json(result, applied))
-        return
-    batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
-    out.print(
-        f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
-        f"({applied.seconds:.2f} s); each write is recorded in configctl history."
-    )
+        after_commit(
+            committed, lambda: emit_json(_apply_json(result, applied, rollout=rollout)), what="apply"
+        )
+    if rollout is not None and wait is not None:
+        conclude(rollout, wait)
 
 
-def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> plans.ApplyResult:
+def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> applying.ApplyResult:
     if not show:
-        return plans.apply_plan(store, result, reason=reason)
+        return applying.apply_plan(store, result, reason=reason)
     progress = Progress(
         TextColumn("applying"),
         BarColumn(),
@@ -196,42 +282,51 @@ def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: b
     )
     with progress:
         task = progress.add_task("apply", total=len(result.entities))
-        return plans.apply_plan(
+        return applying.apply_plan(
             store, result, reason=reason, on_batch=lambda batch: progress.advance(task, len(batch))
         )
 
 
-def _read_saved_plan(path: str) -> dict[str, Any]:
-    raw = read_bytes(path, "saved plan")
-    try:
-        document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not a saved plan ({type(exc).__name__})") from None
-    if not isinstance(document, dict):
-        raise InvalidInput(f"{path} is not a plan saved by configctl plan --out")
-    return document
-
-
-def _apply_json(result: plans.Plan, applied: plans.ApplyResult | None) -> dict[str, Any]:
+def _apply_json(
+    result: plans.Plan,
+    applied: applying.ApplyResult | None,
+    interrupted: WriteInterrupted | None = None,
+    *,
+    rollout: Any = None,
+) -> dict[str, Any]:
+    """The ``apply --output json`` document: the plan, then what was committed, not committed, unknown."""
     document = result.to_json()
     committed = {c.entity: c for c in applied.committed} if applied else {}
     for entry, entity_plan in zip(document["entities"], result.entities, strict=True):
         done = committed.get(entity_plan.entity)
         entry["new_version"] = done.version if done else None
         entry["change_number"] = done.change_number if done else None
+    if interrupted is not None:
+        document["applied_entities"] = len(interrupted.committed)
+        document.update(interrupted.to_json())
+        document["error"] = interrupted.message
+        return document
     document["applied_entities"] = applied.entities if applied else 0
     document["batches"] = applied.batches if applied else 0
     document["seconds"] = round(applied.seconds, 3) if applied else 0.0
+    document["committed"] = [c.entity.path for c in applied.committed] if applied else []
+    document["not_committed"] = []
+    document["unknown"] = []
+    if rollout is not None:
+        document["rollout"] = rollout.to_json()
     return document
 
 
-def render_plan(out: Console, result: plans.Plan) -> None:
+def render_plan(out: Console, result: plans.Plan, detail: str | None = None) -> None:
     """Terraform-like text: one header per entity, one line per key; sensitive values masked.
 
-    A plan can hold tens of thousands of lines: rich renders them in chunks on a terminal (one
-    call per line is ten times slower), and plain text is written directly anywhere else.
+    Past :data:`SUMMARY_AFTER_LINES` lines (or with ``detail="summary"``) only counts per entity
+    type and action are shown; ``detail="full"`` always shows every key. A full plan can hold
+    tens of thousands of lines: rich renders them in chunks on a terminal (one call per line is
+    ten times slower), and plain text is written directly anywhere else.
     """
-    lines = list(_plan_lines(result))
+    summarize = detail == "summary" or (detail is None and result.lines > SUMMARY_AFTER_LINES)
+    lines = list(_summary_lines(result, chosen=detail == "summary") if summarize else _plan_lines(result))
     if out.is_terminal:
         for start in range(0, len(lines), 500):
             out.print("\n".join(markup for markup, _ in lines[start : start + 500]))
@@ -240,8 +335,29 @@ def render_plan(out: Console, result: plans.Plan) -> None:
         out.file.flush()
 
 
-def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
-    """(rich markup, plain text) for every line of a rendered plan."""
+def _summary_lines(result: plans.Plan, *, chosen: bool) -> Iterator[tuple[str, str]]:
+    """(rich markup, plain text) of a summarized plan: one line per entity type, then the count."""
+    if result.changed:
+        why = "" if chosen else f"; the full plan has {result.lines:,} lines"
+        text = f"Plan summary (--full shows every key{why}):"
+        yield escape(text), text
+        width = max(len(etype) for etype in result.summary())
+        for etype, counts in result.summary().items():
+            entities = ", ".join(
+                f"{count:,} {_ENTITY_ACTION_WORDS[action]}"
+                for action, count in counts["entities"].items()
+                if count
+            )
+            keys = counts["keys"]
+            text = (
+                f"  {etype:<{width}}  {entities}; keys: {keys['add']:,} to add, {keys['change']:,} to change, "
+                f"{keys['delete']:,} to delete"
+            )
+            yield escape(text), text
+    yield from _closing_line(result)
+
+
+def _closing_line(result: plans.Plan) -> Iterator[tuple[str, str]]:
     if not result.changed:
         text = (
             f"No changes: ZooKeeper matches {result.source} "
@@ -249,8 +365,23 @@ def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
         )
         yield escape(text), text
         return
+    counts = result.counts()
+    text = (
+        f"Plan: {counts['add']} to add, {counts['change']} to change, {counts['delete']} to delete, "
+        f"on {len(result.entities)} of {len(result.seen)} entities examined."
+    )
+    yield text, text
+
+
+def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
+    """(rich markup, plain text) for every line of a rendered plan."""
+    if not result.changed:
+        yield from _closing_line(result)
+        return
     for entity_plan in result.entities:
-        if entity_plan.version < 0:
+        if entity_plan.corrupt is not None:
+            mark, note = "~", f"version {entity_plan.version}; not a Kafka config node, replaced whole"
+        elif entity_plan.version < 0:
             mark, note = "+", "new config node"
         elif entity_plan.pruned:
             mark, note = "-", f"version {entity_plan.version}; not in the file: --prune removes its overrides"
@@ -258,8 +389,8 @@ def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
             mark, note = "-", f"version {entity_plan.version}; every override removed"
         else:
             mark, note = "~", f"version {entity_plan.version}"
-        name = label(entity_plan.entity)
-        yield f"{_MARKS[mark]} [bold]{escape(name)}[/] [dim]({note})[/]", f"{mark} {name} ({note})"
+        name = entity_plan.entity.label
+        yield f"{_MARKS[mark]} [bold]{safe(name)}[/] [dim]({note})[/]", printable(f"{mark} {name} ({note})")
         for key in entity_plan.to_json()["keys"]:
             kind, shown = key["kind"], escape(key["name"])
             old, new = _quoted(key["old"]), _quoted(key["new"])
@@ -275,12 +406,7 @@ def _plan_lines(result: plans.Plan) -> Iterator[tuple[str, str]]:
                     f"    {_MARKS['~']} {shown}: {escape(old)} → {escape(new)}",
                     f"    ~ {key['name']}: {old} → {new}",
                 )
-    counts = result.counts()
-    summary = (
-        f"Plan: {counts['add']} to add, {counts['change']} to change, {counts['delete']} to delete, "
-        f"on {len(result.entities)} of {len(result.seen)} entities examined."
-    )
-    yield summary, summary
+    yield from _closing_line(result)
 
 
 def _quoted(value: str | None) -> str:
@@ -301,38 +427,69 @@ def _quoted(value: str | None) -> str:
     metavar="FILE",
     help="Write here (atomically) instead of stdout; a .json name writes JSON.",
 )
+@click.option(
+    "--no-secrets",
+    "no_secrets",
+    is_flag=True,
+    help="Leave out sensitive keys (SCRAM credentials, broker passwords); plan and apply of the file "
+    "then keep the stored ones.",
+)
 @global_options
-def export(entity_type: str | None, out_file: str | None) -> None:
+def export(entity_type: str | None, out_file: str | None, no_secrets: bool) -> None:
     """Write the current dynamic configs as a desired-state file.
 
     Secrets are written as stored (SCRAM credentials as salted hashes, broker passwords
     encrypted), so export followed by plan shows no changes. A file holding secrets is
-    created readable by its owner only.
+    created readable by its owner only; on a pipe or redirect, a warning says it holds them.
+    --no-secrets leaves them out, and marks the file so that plan and apply keep them.
 
     \b
       configctl export --file cluster.yaml
+      configctl export --no-secrets > cluster.yaml
       configctl export --entity-type topics > topics.yaml
     """
     types = (parse_entity_type(entity_type),) if entity_type else TYPE_ORDER
     with open_store() as store:
-        stored = [item for etype in types for item in store.read_type(etype)]
+        stored = [item for etype in types for item in store.read_type(etype, strict=False)]
+    for item in stored:
+        if item.problem is not None:  # reported and left out; the rest is exported
+            click.echo(
+                f"warning: {printable(item.entity.znode)} is not a Kafka config node and is left out: "
+                f"{printable(item.problem)}",
+                err=True,
+            )
+    stored = [item for item in stored if item.problem is None]
     configs = [(item.entity, item.config) for item in stored]
-    document = desired_files.to_document(configs, types)
-    entities = sum(1 for _, config in configs if config)
-    sensitive = any(
-        catalogue.is_sensitive(entity.schema_type, key) for entity, config in configs for key in config
+    secret_values = 0 if no_secrets else sum(len(desired_files.secret_keys(e, c)) for e, c in configs)
+    document = desired_files.to_document(configs, types, include_secrets=not no_secrets)
+    entities = sum(
+        1
+        for entity, config in configs
+        if (desired_files.without_secrets(entity, config) if no_secrets else config)
     )
     as_json = out_file.lower().endswith(".json") if out_file else settings().output == "json"
-    header = (
-        None if as_json else "configctl desired state (configctl export). Check with: configctl plan -f FILE"
-    )
-    text = desired_files.dump(document, as_json=as_json, header=header)
+    header = None if as_json else _EXPORT_HEADER + (_NO_SECRETS_HEADER if no_secrets else "")
+    text = syntax.dump(document, as_json=as_json, header=header)
     if out_file is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if secret_values and not sys.stdout.isatty():
+            click.echo(
+                f"warning: this export holds {secret_values} secret value{'s' if secret_values != 1 else ''} "
+                "(SCRAM credentials or broker passwords, hashed or encrypted) and stdout is not a terminal: "
+                "the file the shell creates for it is usually readable by others; use --file FILE "
+                "(readable by you only) or --no-secrets",
+                err=True,
+            )
+        before_write(lambda: (sys.stdout.write(text), sys.stdout.flush()))
         return
-    replace_atomically(Path(out_file), text, private=sensitive)
+    replace_atomically(Path(out_file), text, private=secret_values > 0)
     if settings().output == "json":
         emit_json({"file": out_file, "entities": entities, "types": [t.value for t in types]})
     else:
         console().print(f"Exported {entities} entities with overrides to {escape(out_file)}.")
+
+
+_EXPORT_HEADER = "configctl desired state (configctl export). Check with: configctl plan -f FILE"
+_NO_SECRETS_HEADER = f"""
+
+Sensitive keys (SCRAM credentials, broker passwords) are left out (--no-secrets), and the line
+"{desired_files.SECRETS_MARKER}: {desired_files.SECRETS_OMITTED}" makes plan and apply keep the stored ones."""

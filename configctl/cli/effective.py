@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from rich.markup import escape
+from rich.console import Console
 from rich.table import Table
 
 from configctl.cli.context import open_store
-from configctl.cli.options import settings
-from configctl.cli.render import console, emit_json
+from configctl.cli.render import safe, show
 from configctl.effective import EffectiveReport, effective_config
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
-from configctl.precedence import MASK
 
 
 def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
@@ -36,10 +35,11 @@ def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
     broker_id = int(text)
 
     def named(key: str) -> str | None:
+        """The name given (literally), "" for the default entity, None when not given."""
         value, default = params.get(key), bool(params.get(f"{key}_defaults"))
         if value is not None and default:
             raise InvalidInput(f"--{key} and --{key}-defaults cannot be combined")
-        return DEFAULT if default else value
+        return "" if default else value
 
     topic, user, client, ip = params.get("topic"), named("user"), named("client"), named("ip")
     given = [flag for flag, value in (("--topic", topic), ("--ip", ip)) if value is not None]
@@ -50,11 +50,11 @@ def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
     if topic is not None:
         return broker_id, Entity.of(EntityType.TOPICS, topic)
     if ip is not None:
-        return broker_id, Entity.of(EntityType.IPS, ip)
+        return broker_id, Entity.named(EntityType.IPS, ip)
     if user is not None:
-        return broker_id, Entity.of(EntityType.USERS, user, client)
+        return broker_id, Entity.named(EntityType.USERS, user, client)
     if client is not None:
-        return broker_id, Entity.of(EntityType.CLIENTS, client)
+        return broker_id, Entity.named(EntityType.CLIENTS, client)
     return broker_id, None
 
 
@@ -62,37 +62,49 @@ def describe_effective(params: dict[str, Any]) -> None:
     broker_id, target = effective_target(params)
     with open_store() as store:
         report = effective_config(store, broker_id, target)
-    if settings().output == "json":
-        emit_json(report.to_json())
-        return
-    render_table(report)
+    show(EffectiveView(report))
 
 
-def render_table(report: EffectiveReport) -> None:
-    out = console()
+@dataclass(frozen=True)
+class EffectiveView:
+    report: EffectiveReport
+
+    def to_json(self) -> dict[str, Any]:
+        return self.report.to_json()
+
+    def render(self, out: Console) -> None:
+        render_table(out, self.report)
+
+
+def render_table(out: Console, report: EffectiveReport) -> None:
     change = "unknown" if report.last_applied_change is None else str(report.last_applied_change)
+    progress = f"its listener has applied up to change {change}"
+    if report.pending:
+        progress += "; [yellow]changes to it are still pending[/]"
+    if report.problems:
+        progress += f"; [red]{len(report.problems)} problem(s)[/]"
     table = Table(
-        title=f"Effective config of {escape(report.entity_path)} on broker {report.broker_id} "
-        f"(its listener has applied up to change {change})",
+        title=f"Effective config of {safe(report.entity_path)} on broker {report.broker_id} ({progress})",
         title_justify="left",
         show_edge=False,
     )
-    table.add_column("key", style="bold")
-    table.add_column("value")
-    table.add_column("source")
-    table.add_column("synonyms", style="dim")
+    table.add_column("key", style="bold", no_wrap=True, overflow="fold")
+    table.add_column("value", overflow="fold")
+    table.add_column("source", no_wrap=True)
+    table.add_column("synonyms", style="dim", overflow="fold")
     for value in report.values:
         shown = value.to_json(mask=True)
         synonyms = "; ".join(f"{s['name']}={_cell(s['value'])} ({s['source']})" for s in shown["synonyms"])
-        table.add_row(
-            escape(value.name), escape(_cell(shown["value"])), escape(value.source), escape(synonyms)
-        )
+        table.add_row(safe(value.name), safe(_cell(shown["value"])), safe(value.source), safe(synonyms))
     out.print(table)
     for item in report.ignored:
-        out.print(f"[yellow]ignored[/] {escape(item.entity_path)} {escape(item.name)}: {escape(item.reason)}")
+        out.print(f"[yellow]ignored[/] {safe(item.entity_path)} {safe(item.name)}: {safe(item.reason)}")
+    for problem in report.problems:
+        where = problem.entity_path or problem.notification or "?"
+        out.print(
+            f"[red]{problem.kind}[/] {safe(where)} (change {problem.change_number}): {safe(problem.reason)}"
+        )
 
 
 def _cell(value: str | None) -> str:
-    if value is None:
-        return "null"
-    return value if value != MASK else MASK
+    return "null" if value is None else value

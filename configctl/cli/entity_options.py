@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from configctl.entities import DEFAULT, Entity, EntityType, parse_entity_type
+from configctl.cli import completion
+from configctl.entities import Entity, EntityType, parse_entity_type
 from configctl.errors import InvalidInput
 
 
@@ -45,9 +46,15 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             multiple=True,
             metavar="TYPE",
             help="topics, clients, users, brokers or ips; give users then clients for user+client entities.",
+            shell_complete=completion.complete_entity_type,
         ),
         click.option(
-            "--entity-name", "entity_names", multiple=True, metavar="NAME", help="Name of the entity."
+            "--entity-name",
+            "entity_names",
+            multiple=True,
+            metavar="NAME",
+            help="Name of the entity.",
+            shell_complete=completion.complete_entity_name,
         ),
         click.option(
             "--entity-default",
@@ -55,11 +62,33 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             count=True,
             help="The <default> entity of the type in the same position.",
         ),
-        click.option("--topic", metavar="NAME", help="Shortcut for --entity-type topics --entity-name NAME."),
-        click.option("--client", metavar="ID", help="A client id (with --user: that user's client)."),
-        click.option("--user", metavar="PRINCIPAL", help="A user principal, e.g. User:alice."),
-        click.option("--broker", metavar="ID", help="A broker id."),
-        click.option("--ip", metavar="ADDRESS", help="An IPv4 or IPv6 address."),
+        click.option(
+            "--topic",
+            metavar="NAME",
+            help="Shortcut for --entity-type topics --entity-name NAME.",
+            shell_complete=completion.complete_entity_name,
+        ),
+        click.option(
+            "--client",
+            metavar="ID",
+            help="A client id (with --user: that user's client).",
+            shell_complete=completion.complete_entity_name,
+        ),
+        click.option(
+            "--user",
+            metavar="NAME",
+            help="A user, by the principal's name (principal User:alice is the user alice).",
+            shell_complete=completion.complete_entity_name,
+        ),
+        click.option(
+            "--broker", metavar="ID", help="A broker id.", shell_complete=completion.complete_entity_name
+        ),
+        click.option(
+            "--ip",
+            metavar="ADDRESS",
+            help="An IPv4 or IPv6 address.",
+            shell_complete=completion.complete_entity_name,
+        ),
         click.option(
             "--client-defaults", is_flag=True, help="The <default> client (with --user: that user's)."
         ),
@@ -104,6 +133,9 @@ def select(ctx: click.Context, params: dict[str, Any], *, allow_all: bool = Fals
 
 
 def _from_shortcuts(params: dict[str, Any]) -> Selection:
+    """``--topic/--client/--user/--broker/--ip`` and their ``-defaults``: names are taken literally
+    (a user named ``<default>`` is that principal, as Kafka sanitizes it); ``''`` or ``--*-defaults``
+    is the default entity."""
     named: dict[EntityType, str] = {}
     for key, etype in _SHORTCUTS.items():
         value = params.get(key)
@@ -113,19 +145,24 @@ def _from_shortcuts(params: dict[str, Any]) -> Selection:
         if value is not None:
             named[etype] = value
         elif is_default:
-            named[etype] = DEFAULT
+            named[etype] = ""
     if EntityType.USERS in named and EntityType.CLIENTS in named and len(named) == 2:
         return Selection(
-            EntityType.USERS, Entity.of(EntityType.USERS, named[EntityType.USERS], named[EntityType.CLIENTS])
+            EntityType.USERS,
+            Entity.named(EntityType.USERS, named[EntityType.USERS], named[EntityType.CLIENTS]),
         )
     if len(named) != 1:
         flags = ", ".join(f"--{t.value[:-1]}" for t in named)
         raise InvalidInput(f"name one entity (only --user and --client combine); got {flags}")
     ((etype, name),) = named.items()
-    return Selection(etype, Entity.of(etype, name))
+    if etype is EntityType.TOPICS and name == "":
+        raise InvalidInput("topic name must not be empty")
+    return Selection(etype, Entity.named(etype, name))
 
 
 def _from_generic(ctx: click.Context, params: dict[str, Any], *, allow_all: bool) -> Selection:
+    """Kafka's ``--entity-type``/``--entity-name``/``--entity-default``, paired by position;
+    ``--entity-default`` (or an empty ``--entity-name``) is the default entity."""
     types = [parse_entity_type(t) for t in params.get("entity_types") or ()]
     if not types:
         raise InvalidInput("--entity-name/--entity-default need --entity-type")
@@ -137,7 +174,7 @@ def _from_generic(ctx: click.Context, params: dict[str, Any], *, allow_all: bool
             )
         if types[0] is EntityType.CLIENTS:
             names.reverse()
-        return Selection(EntityType.USERS, Entity.of(EntityType.USERS, names[0], names[1]))
+        return Selection(EntityType.USERS, Entity.named(EntityType.USERS, names[0], names[1]))
     if len(types) != 1:
         raise InvalidInput("give one --entity-type (or users and clients for a user+client entity)")
     if not names:
@@ -146,7 +183,11 @@ def _from_generic(ctx: click.Context, params: dict[str, Any], *, allow_all: bool
         raise InvalidInput(f"name the {types[0].value[:-1]}: --entity-name NAME or --entity-default")
     if len(names) > 1:
         raise InvalidInput("one --entity-name (or --entity-default) per --entity-type")
-    return Selection(types[0], Entity.of(types[0], names[0]))
+    if types[0] is EntityType.TOPICS and names[0] == "":
+        raise InvalidInput(
+            "topics have no default entity: --entity-default (or an empty name) is not a topic"
+        )
+    return Selection(types[0], Entity.named(types[0], names[0]))
 
 
 def _ordered_names(raw_args: list[str], params: dict[str, Any]) -> list[str]:
@@ -157,7 +198,7 @@ def _ordered_names(raw_args: list[str], params: dict[str, Any]) -> list[str]:
     tokens = iter(raw_args)
     for token in tokens:
         if token == "--entity-default":
-            ordered.append(DEFAULT)
+            ordered.append("")
         elif token == "--entity-name":
             next(tokens, None)
             ordered.append(explicit[index] if index < len(explicit) else "")
@@ -167,7 +208,7 @@ def _ordered_names(raw_args: list[str], params: dict[str, Any]) -> list[str]:
             index += 1
     if len(ordered) != len(explicit) + int(params.get("entity_default") or 0):
         # Could not recover the order (unusual spelling): explicit names first, then defaults.
-        ordered = explicit + [DEFAULT] * int(params.get("entity_default") or 0)
+        ordered = explicit + [""] * int(params.get("entity_default") or 0)
     return ordered
 
 

@@ -1,7 +1,7 @@
 """``configctl history`` and ``configctl rollback``: who changed an entity, and a one-command undo.
 
 Every write configctl makes records the previous and new config, the time, the identity and the
-reason under ``/configctl/history/<entity path>/`` (see :class:`configctl.zkstore.ZkStore`).
+reason under ``/configctl/history/<entity path>/`` (see :class:`configctl.zk.configstore.ConfigStore`).
 ``rollback --to N`` restores the config recorded at version N through the normal validated,
 version-checked write path, so the undo is itself recorded and can be undone.
 """
@@ -10,22 +10,36 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import click
-from rich.markup import escape
+from rich.console import Console
 from rich.table import Table
 
-from configctl import writer
-from configctl.changes import ConfigChange, diff
+from configctl import fleet, writer
+from configctl.changes import ConfigChange, KeyDiff, diff
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
-from configctl.cli.options import global_options, settings
-from configctl.cli.render import console, diff_json, diff_table, emit_json, entity_label, masked
+from configctl.cli.options import global_options
+from configctl.cli.render import (
+    after_commit,
+    as_json,
+    before_write,
+    console,
+    diff_json,
+    diff_table,
+    entity_label,
+    masked,
+    safe,
+    show,
+)
+from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.entities import Entity
 from configctl.errors import Conflict, InvalidInput, NotFound
-from configctl.zkstore import HistoryEntry
+from configctl.zk.configstore import Stored
+from configctl.znodes import HistoryRecord
 
 
 def _entity(ctx: click.Context, kwargs: dict[str, Any]) -> Entity:
@@ -34,10 +48,10 @@ def _entity(ctx: click.Context, kwargs: dict[str, Any]) -> Entity:
     return selection.entity
 
 
-def history_json(entity: Entity, entry: HistoryEntry) -> dict[str, Any]:
+def history_json(entity: Entity, entry: HistoryRecord) -> dict[str, Any]:
     """Contract 6's history element, with sensitive values masked."""
     document = entry.to_json()
-    document["config"] = masked(entity, entry.config)
+    document["config"] = masked(entity, entry.config) if entry.config is not None else None
     return document
 
 
@@ -45,10 +59,44 @@ def _when(time_ms: int) -> str:
     return datetime.fromtimestamp(time_ms / 1000).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-def _summary(entry: HistoryEntry) -> str:
+def _summary(entry: HistoryRecord) -> str:
+    if entry.config is None:
+        return "(config too large to record; sha256 " + (entry.config_sha256 or "?")[:12] + ")"
     marks = {"add": "+", "change": "~", "delete": "-"}
-    changes = diff(entry.previous, entry.config)
+    before = {k: v for k, v in entry.changed.items() if v is not None}
+    after = {k: entry.config[k] for k in entry.changed if k in entry.config}
+    changes = diff(before, after)
     return " ".join(f"{marks[c.kind]}{c.name}" for c in changes) or "(no key changed)"
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    entity: Entity
+    entries: list[HistoryRecord]
+    current: Stored
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [history_json(self.entity, entry) for entry in self.entries]
+
+    def render(self, out: Console) -> None:
+        label = safe(entity_label(self.entity))
+        path = safe(self.entity.path)
+        if not self.entries:
+            out.print(f"No history recorded for {label} ({path}).")
+            return
+        table = Table(title=f"History of {label} ({path})", title_justify="left", show_edge=False)
+        for column in ("version", "time", "identity", "reason", "changes"):
+            table.add_column(column, overflow="fold")
+        for entry in self.entries:
+            version = f"{entry.version}" + (" *" if entry.version == self.current.version else "")
+            table.add_row(
+                version, _when(entry.time_ms), safe(entry.identity), safe(entry.reason), safe(_summary(entry))
+            )
+        out.print(table)
+        if self.current.exists:
+            out.print(
+                f"[dim]* current version ({self.current.version}). Undo with: configctl rollback ... --to N[/]"
+            )
 
 
 @click.command(cls=EntityCommand)
@@ -61,37 +109,60 @@ def history(ctx: click.Context, limit: int | None, **kwargs: Any) -> None:
 
     \b
       configctl history --topic orders
-      configctl history --user User:alice --client app1 --output json
+      configctl history --user alice --client app1 --output json
     """
     entity = _entity(ctx, kwargs)
     with open_store() as store:
         entries = store.history(entity)
-        current = store.read(entity)
-    if limit is not None:
-        entries = entries[:limit]
-    if settings().output == "json":
-        emit_json([history_json(entity, entry) for entry in entries])
-        return
-    out = console()
-    label = escape(entity_label(entity))
-    if not entries:
-        out.print(f"No history recorded for {label} ({entity.path}).")
-        return
-    table = Table(title=f"History of {label} ({entity.path})", title_justify="left", show_edge=False)
-    for column in ("version", "time", "identity", "reason", "changes"):
-        table.add_column(column)
-    for entry in entries:
-        version = f"{entry.version}" + (" *" if entry.version == current.version else "")
-        table.add_row(
-            version,
-            _when(entry.time_ms),
-            escape(entry.identity),
-            escape(entry.reason),
-            escape(_summary(entry)),
-        )
-    out.print(table)
-    if current.exists:
-        out.print(f"[dim]* current version ({current.version}). Undo with: configctl rollback ... --to N[/]")
+        current = store.read(entity, strict=False)
+    show(HistoryView(entity, entries[:limit] if limit is not None else entries, current))
+
+
+@dataclass
+class RollbackView:
+    """What a rollback did (or would do), and what the brokers did with it."""
+
+    entity: Entity
+    to_version: int
+    version_before: int
+    changes: list[KeyDiff]
+    result: writer.AlterResult | None = None
+    dry_run: bool = False
+    rollout: fleet.WaitResult | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        committed = self.result.committed if self.result is not None else None
+        document = {
+            "entity_type": self.entity.type.value,
+            "entity_name": self.entity.name,
+            "entity_path": self.entity.path,
+            "rolled_back_to": self.to_version,
+            "dry_run": self.dry_run,
+            "changed": committed is not None,
+            "version_before": self.version_before if self.version_before >= 0 else None,
+            "version": committed.version if committed else None,
+            "change_number": committed.change_number if committed else None,
+            "changes": diff_json(self.entity, self.changes),
+        }
+        if self.rollout is not None:
+            document["rollout"] = self.rollout.to_json()
+        return document
+
+    def render(self, out: Console) -> None:
+        label = safe(entity_label(self.entity))
+        committed = self.result.committed if self.result is not None else None
+        if not self.changes:
+            out.print(f"No change: {label} already has the config of version {self.to_version}.")
+            return
+        title = f"Rollback of {label} ({safe(self.entity.path)}) from version {self.version_before} to {self.to_version}"
+        out.print(diff_table(self.entity, self.changes, title=title))
+        if self.dry_run:
+            out.print("Dry run: nothing written.")
+        elif committed is not None:
+            out.print(
+                f"Restored {label} to the config of version {self.to_version}: now version {committed.version}, "
+                f"change {committed.change_number}."
+            )
 
 
 @click.command(cls=EntityCommand)
@@ -105,6 +176,12 @@ def history(ctx: click.Context, limit: int | None, **kwargs: Any) -> None:
     is_flag=True,
     help="Accept broker keys the schema does not know (if version N had a plugin's custom key).",
 )
+@click.option(
+    "--allow-running-brokers",
+    is_flag=True,
+    help="Write broker configs even while Kafka brokers are registered in /brokers/ids.",
+)
+@wait_option
 @global_options
 @click.pass_context
 def rollback(
@@ -114,6 +191,8 @@ def rollback(
     dry_run: bool,
     reason: str,
     allow_custom_config: bool,
+    allow_running_brokers: bool,
+    wait: float | None,
     **kwargs: Any,
 ) -> None:
     """Restore an entity's config as recorded at version N (see configctl history).
@@ -130,8 +209,6 @@ def rollback(
         raise InvalidInput("rollback asks for confirmation: run it in a terminal, or pass --yes")
     reason = reason or os.environ.get("CONFIGCTL_REASON", "")
     recorded = f"rollback to {to_version}" + (f": {reason}" if reason else "")
-    as_json = settings().output == "json"
-    out = console()
     label = entity_label(entity)
     with open_store() as store:
         entries = store.history(entity)
@@ -141,19 +218,27 @@ def rollback(
             raise NotFound(
                 f"no history record of version {to_version} for {label} (recorded versions: {known})"
             )
+        if entry.config is None:
+            raise NotFound(
+                f"version {to_version} of {label} was too large to record in full; it cannot be restored"
+            )
         current = store.read(entity)
         changes = diff(current.config, entry.config)
-        if not changes:
-            _report(entity, to_version, current.version, None, [], as_json=as_json, dry_run=dry_run)
+        view = RollbackView(entity, to_version, current.version, changes, dry_run=dry_run)
+        if not changes or dry_run:
+            show(view)
             return
-        if not as_json:
-            title = (
-                f"Rollback of {escape(label)} ({entity.path}) from version {current.version} to {to_version}"
+        if not as_json():
+            before_write(
+                lambda: console().print(
+                    diff_table(
+                        entity,
+                        changes,
+                        title=f"Rollback of {safe(label)} ({safe(entity.path)}) from version {current.version} "
+                        f"to {to_version}",
+                    )
+                )
             )
-            out.print(diff_table(entity, changes, title=title))
-        if dry_run:
-            _report(entity, to_version, current.version, None, changes, as_json=as_json, dry_run=True)
-            return
         if not yes and not click.confirm(
             f"Restore version {to_version} of {label}?", default=False, err=True
         ):
@@ -163,57 +248,47 @@ def rollback(
             delete=tuple(c.name for c in changes if c.new is None),
         )
         try:
-            result = writer.alter(
+            view.result = writer.alter(
                 store,
                 entity,
                 change,
                 if_version=current.version,
                 allow_custom=allow_custom_config,
                 reason=recorded,
+                allow_running_brokers=allow_running_brokers,
             )
         except Conflict:
             raise Conflict(
                 f"{label} changed while rolling back (it was at version {current.version} when the diff "
                 "was shown); nothing written; run rollback again"
             ) from None
-    _report(entity, to_version, current.version, result, changes, as_json=as_json, dry_run=False)
+        committed = [view.result.committed] if view.result.committed is not None else []
+        if not as_json():  # people see what was written first, then the brokers answering
+            after_commit([entity] if committed else [], lambda: show(_after_confirm(view)))
+        if wait is not None and committed:
+            view.rollout = follow(store, committed, wait)
+    if as_json():
+        after_commit([entity] if committed else [], lambda: show(view))
+    if view.rollout is not None and wait is not None:
+        conclude(view.rollout, wait)
 
 
-def _report(
-    entity: Entity,
-    to_version: int,
-    version_before: int,
-    result: writer.AlterResult | None,
-    changes: list[Any],
-    *,
-    as_json: bool,
-    dry_run: bool,
-) -> None:
-    committed = result.committed if result is not None else None
-    if as_json:
-        emit_json(
-            {
-                "entity_type": entity.type.value,
-                "entity_name": entity.name,
-                "entity_path": entity.path,
-                "rolled_back_to": to_version,
-                "dry_run": dry_run,
-                "changed": committed is not None,
-                "version_before": version_before if version_before >= 0 else None,
-                "version": committed.version if committed else None,
-                "change_number": committed.change_number if committed else None,
-                "changes": diff_json(entity, changes),
-            }
-        )
-        return
-    out = console()
-    label = escape(entity_label(entity))
-    if not changes:
-        out.print(f"No change: {label} already has the config of version {to_version}.")
-    elif dry_run:
-        out.print("Dry run: nothing written.")
-    elif committed is not None:
-        out.print(
-            f"Restored {label} to the config of version {to_version}: now version {committed.version}, "
-            f"change {committed.change_number}."
-        )
+def _after_confirm(view: RollbackView) -> RollbackView | _Restored:
+    """After the diff was shown for confirmation, people get one line; JSON gets the whole document."""
+    return view if as_json() else _Restored(view)
+
+
+@dataclass(frozen=True)
+class _Restored:
+    view: RollbackView
+
+    def to_json(self) -> dict[str, Any]:
+        return self.view.to_json()
+
+    def render(self, out: Console) -> None:
+        committed = self.view.result.committed if self.view.result is not None else None
+        if committed is not None:
+            out.print(
+                f"Restored {safe(entity_label(self.view.entity))} to the config of version {self.view.to_version}: "
+                f"now version {committed.version}, change {committed.change_number}."
+            )

@@ -1,28 +1,32 @@
 """``configctl listener run``: one broker's listener in the foreground, until SIGTERM or Ctrl-C.
 
-Logs go to stderr, one line per applied change::
+Logs go to stderr, one line per applied change (``--log-format json``: one JSON object per line)::
 
     2026-01-05 10:00:00,123 INFO applied change 42: topics/orders retention.ms=86400000 (DYNAMIC_TOPIC_CONFIG)
 
-On SIGTERM or SIGINT the listener stops cleanly: the state node is removed, the last snapshot is
-already on disk, plugins are closed, and the exit status is 0. A second signal exits at once.
+On SIGTERM or SIGINT the listener stops cleanly, at any moment, even while it is still trying to
+reach ZooKeeper: the fleet record gets the last applied change, the state node is removed, the
+last snapshot is already on disk, plugins are closed, and the exit status is 0. A second signal
+exits at once. A start that fails (ZooKeeper refuses the credentials or the listener's own
+nodes: exit 4; unreachable: exit 3) prints one ``error:`` line and nothing else.
 """
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import signal
-import sys
 import threading
 from types import FrameType
+from typing import Any
 
 import click
 
-from configctl.cli.context import quiet_libraries
+from configctl.cli.context import connection_settings, quiet_libraries
 from configctl.cli.options import global_options, settings
 
-_LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+_START_TIMEOUT_S = 60.0
 
 
 @click.group()
@@ -65,10 +69,46 @@ def listener() -> None:
     help="Also load every plugin registered in the configctl.reconfigurables entry-point group.",
 )
 @click.option(
+    "--metrics-port",
+    type=click.IntRange(min=0, max=65535),
+    default=None,
+    metavar="PORT",
+    help="Serve Prometheus /metrics and /healthz (200 healthy, 503 not) on PORT (0: any free port).",
+)
+@click.option(
+    "--metrics-address",
+    default="",
+    metavar="ADDR",
+    help="Address the metrics server binds to (default: every interface).",
+)
+@click.option(
+    "--stall-after",
+    type=click.FloatRange(min=0.1),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="/healthz says 'stalled' (503) when work has waited undone this long.",
+)
+@click.option(
+    "--digest-key-file",
+    type=click.Path(dir_okay=False),
+    envvar="CONFIGCTL_DIGEST_KEY_FILE",
+    metavar="FILE",
+    help="The fleet's digest key (at least 16 bytes, the same for every listener and the audit): "
+    "secrets in the snapshot and state node are HMAC-SHA256 under it instead of plain SHA-256.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
     show_default=True,
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one escaped line per event; json: one JSON object per line.",
 )
 @global_options
 def run(
@@ -78,9 +118,14 @@ def run(
     change_expiration_ms: int,
     plugins: tuple[str, ...],
     discover_plugins: bool,
+    metrics_port: int | None,
+    metrics_address: str,
+    stall_after: float,
+    digest_key_file: str | None,
     log_level: str,
+    log_format: str,
 ) -> None:
-    """Follow dynamic config changes as broker BROKER_ID, in the foreground.
+    """Follow dynamic config changes as the broker given by --broker-id, in the foreground.
 
     \b
       configctl listener run --broker-id 1 --server-properties examples/server-1.properties \\
@@ -88,29 +133,41 @@ def run(
     """
     from configctl.listener import ConfigListener
 
-    _setup_logging(log_level)
-    opts = settings()
+    held = _setup_logging(log_level, log_format, broker_id)
     stop = threading.Event()
     _install_signal_handlers(stop)
+    zookeeper = connection_settings()
     instance = ConfigListener(
-        opts.zookeeper,
+        zookeeper,
         broker_id,
         server_properties,
         change_expiration_ms=change_expiration_ms,
         plugins=plugins,
         discover_plugins=discover_plugins,
         state_dir=state_dir,
-        zk_auth=opts.zk_auth,
-        zk_timeout=opts.zk_timeout,
+        metrics_port=metrics_port,
+        metrics_address=metrics_address,
+        stall_after_s=stall_after,
+        digest_key_file=digest_key_file,
     )
     log = logging.getLogger("configctl.listener")
-    instance.start()
+    try:
+        started = _start_unless_stopped(instance, stop)
+    except BaseException:
+        held.drop(keep=log_level == "debug")  # the error line says why; debugging shows the rest
+        raise
+    held.release()
+    if not started:
+        log.info("stopped while starting")
+        return
     try:
         where = f", snapshot {instance.snapshot.path}" if instance.snapshot is not None else ""
+        if instance.metrics_port is not None:
+            where += f", metrics on port {instance.metrics_port}"
         log.info(
             "listening as broker %d on %s (last applied change %d%s); stop with SIGTERM or Ctrl-C",
             broker_id,
-            opts.zookeeper,
+            settings().zookeeper,
             instance.last_applied_change,
             where,
         )
@@ -122,15 +179,69 @@ def run(
     log.info("stopped at change %d", instance.last_applied_change)
 
 
-def _setup_logging(level: str) -> None:
+def _start_unless_stopped(instance: Any, stop: threading.Event) -> bool:
+    """Start on a helper thread, so a signal is acted on at once, even while connecting.
+
+    Returns False when a signal came first (the half-started listener is closed), True once
+    started; a start error is raised here, on the main thread.
+    """
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            instance.start(timeout=_START_TIMEOUT_S)
+        except BaseException as exc:
+            failure.append(exc)
+
+    starter = threading.Thread(target=target, name="configctl-listener-start", daemon=True)
+    starter.start()
+    while starter.is_alive() and not stop.wait(0.05):
+        pass
+    if starter.is_alive():  # stopped while starting: let go of ZooKeeper and leave
+        instance.stop(timeout=2.0)
+        return False
+    if failure:
+        raise failure[0]
+    if stop.is_set():  # the signal came as the start finished
+        instance.stop()
+        return False
+    return True
+
+
+class _HeldLogs:
+    """Log records held back while the listener starts: a failed start prints only its error line."""
+
+    def __init__(self, handler: logging.Handler, root: logging.Logger) -> None:
+        self.handler = handler
+        self.root = root
+        self.memory = logging.handlers.MemoryHandler(
+            capacity=10_000, flushLevel=logging.CRITICAL + 1, target=handler, flushOnClose=False
+        )
+        root.handlers[:] = [self.memory]
+
+    def release(self) -> None:
+        self.memory.flush()
+        self.root.handlers[:] = [self.handler]
+
+    def drop(self, *, keep: bool = False) -> None:
+        if keep:
+            self.memory.flush()
+        else:
+            self.memory.buffer.clear()
+        self.root.handlers[:] = [self.handler]
+
+
+def _setup_logging(level: str, log_format: str, broker_id: int) -> _HeldLogs:
+    from configctl.listener.logformat import BatchFlushingHandler, buffered_stderr, formatter
+
     quiet_libraries()
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    handler = BatchFlushingHandler(buffered_stderr())
+    handler.setFormatter(formatter(log_format, {"broker_id": broker_id}))
     root = logging.getLogger("configctl")
-    root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))
     root.propagate = False
+    return _HeldLogs(handler, root)
 
 
 def _install_signal_handlers(stop: threading.Event) -> None:

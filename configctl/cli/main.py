@@ -13,21 +13,51 @@ import sys
 import click
 
 from configctl import __version__
+from configctl.cli.habits import hint
 from configctl.cli.options import global_options
-from configctl.errors import EXIT_CODES, ConfigctlError
+from configctl.errors import EXIT_CODES, ConfigctlError, one_line, printable
 
-# command name -> "module:attribute"; the module is imported on first use only.
-_COMMANDS: dict[str, str] = {
-    "alter": "configctl.cli.alter:alter",
-    "describe": "configctl.cli.describe:describe",
-    "zk": "configctl.cli.zk:zk",
-    "listener": "configctl.cli.listener:listener",
-    "audit": "configctl.cli.audit:audit",
-    "plan": "configctl.cli.desired:plan",
-    "apply": "configctl.cli.desired:apply",
-    "export": "configctl.cli.desired:export",
-    "history": "configctl.cli.history:history",
-    "rollback": "configctl.cli.history:rollback",
+# command name -> ("module:attribute", short help); the module is imported on first use only.
+# The short help is what `configctl --help` lists without importing every command (that import
+# cost --help about 90 ms); tests/unit/test_cli_main.py holds it equal to each command's own.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "alter": ("configctl.cli.alter:alter", "Set or delete dynamic configs of one entity."),
+    "describe": (
+        "configctl.cli.describe:describe",
+        "Show dynamic configs: one entity, or every entity of a type when no name is given.",
+    ),
+    "zk": ("configctl.cli.zk:zk", "Run a real ZooKeeper (one server or a 3-node ensemble) on this machine."),
+    "listener": (
+        "configctl.cli.listener:listener",
+        "The broker-side listener (Kafka's DynamicConfigManager, embeddable as configctl.listener).",
+    ),
+    "audit": ("configctl.cli.audit:audit", "Audit the fleet's snapshots for configuration drift with Spark."),
+    "plan": (
+        "configctl.cli.desired:plan",
+        "Show what apply would change: add / change / delete per key, per entity.",
+    ),
+    "apply": (
+        "configctl.cli.desired:apply",
+        "Make ZooKeeper match the file, in batched atomic transactions.",
+    ),
+    "export": ("configctl.cli.desired:export", "Write the current dynamic configs as a desired-state file."),
+    "history": ("configctl.cli.history:history", "Show the recorded writes of one entity, newest first."),
+    "rollback": (
+        "configctl.cli.history:rollback",
+        "Restore an entity's config as recorded at version N (see configctl history).",
+    ),
+    "config": (
+        "configctl.cli.config:config",
+        "Inspect configctl's own settings (flags, CONFIGCTL_* variables, profiles).",
+    ),
+    "status": (
+        "configctl.cli.status:status",
+        "Show every broker: live or not, the change it applied, how far behind, and its problems.",
+    ),
+    "rollout": (
+        "configctl.cli.rollout:rollout",
+        "Canary and wave rollouts: list them, show one, and finish one whose process died.",
+    ),
 }
 
 
@@ -38,10 +68,10 @@ class LazyGroup(click.Group):
         return sorted(name for name in _COMMANDS if _available(name))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = _COMMANDS.get(cmd_name)
-        if target is None:
+        entry = _COMMANDS.get(cmd_name)
+        if entry is None:
             return None
-        module_name, attr = target.split(":")
+        module_name, attr = entry[0].split(":")
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -50,9 +80,16 @@ class LazyGroup(click.Group):
             raise
         return getattr(module, attr)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from :data:`_COMMANDS`, without importing a single command."""
+        rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 def _available(name: str) -> bool:
-    module_name = _COMMANDS[name].split(":")[0]
+    module_name = _COMMANDS[name][0].split(":")[0]
     return importlib.util.find_spec(module_name) is not None
 
 
@@ -76,21 +113,23 @@ def main(argv: list[str] | None = None) -> None:
         # Without standalone mode click returns (rather than raises) the code of ctx.exit().
         returned = cli.main(args=argv, prog_name="configctl", standalone_mode=False)
     except ConfigctlError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        click.echo(f"error: {printable(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
         sys.exit(130)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.NoSuchOption as exc:
+        arguments = sys.argv[1:] if argv is None else argv
+        subcommand = exc.ctx.info_name if exc.ctx is not None and exc.ctx.parent is not None else None
+        advice = hint(exc.option_name, arguments, subcommand)
+        click.echo(f"error: {printable(one_line(advice or exc.format_message()))}", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        click.echo(f"error: {_one_line(exc.format_message())}", err=True)
+        click.echo(f"error: {printable(one_line(exc.format_message()))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
         sys.exit(130)
     sys.exit(returned if isinstance(returned, int) else 0)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -1,101 +1,123 @@
 """Options shared by every command, accepted before or after the subcommand name.
 
 ``configctl --zookeeper H:P describe ...`` and ``configctl describe --zookeeper H:P ...``
-mean the same; a value given on the subcommand wins.
+mean the same. The options only record what was typed; :func:`settings` merges it with the
+environment and the profile by one rule (:mod:`configctl.settings`): a flag beats the
+environment, which beats the profile, which beats the default, whatever the flag's position.
+Given both before and after the subcommand, the one after wins.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
-DEFAULT_ZOOKEEPER = "127.0.0.1:2181"
+from configctl.settings import DEFAULT_ZOOKEEPER, OUTPUTS, PROFILE_FLAG, SETTINGS, GlobalSettings, resolve
 
+__all__ = ["DEFAULT_ZOOKEEPER", "GlobalSettings", "global_options", "settings"]
 
-@dataclass
-class GlobalSettings:
-    zookeeper: str = DEFAULT_ZOOKEEPER
-    output: str = "table"
-    zk_auth: str | None = None
-    zk_timeout: float = 10.0
-    # True when --zookeeper or CONFIGCTL_ZOOKEEPER named a server (not just the default);
-    # the audit consults ZooKeeper only then.
-    zookeeper_explicit: bool = False
+_FLAGS = "configctl.flags"  # ctx.meta key: setting name -> value typed on the command line
+_CACHE = "configctl.settings"
 
 
-def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    settings = ctx.find_object(GlobalSettings)
-    if settings is None:
-        settings = ctx.ensure_object(GlobalSettings)
-    source = ctx.get_parameter_source(param.name)  # type: ignore[arg-type]
-    explicit = source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
-    if param.name == "zookeeper" and explicit:
-        settings.zookeeper_explicit = True
-    if value is not None and (explicit or getattr(settings, param.name) in (None, _defaults[param.name])):
-        setattr(settings, param.name, value)
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep a value only when it was typed: the environment and defaults are merged later, by rank.
+
+    ``ctx.meta`` is shared by a command and its subcommands, and options are processed in
+    command-line order, group first: a flag after the subcommand overwrites one before it.
+    """
+    if ctx.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE:
+        name = "profile" if param.name == "profile" else (param.name or "").replace("_", "-")
+        ctx.meta.setdefault(_FLAGS, {})[name] = value
     return value
 
 
-_defaults = {"zookeeper": DEFAULT_ZOOKEEPER, "output": "table", "zk_auth": None, "zk_timeout": 10.0}
+def _option(*decls: str, **attrs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(*decls, callback=_remember, expose_value=False, is_eager=True, **attrs)
+
+
+def _completion() -> Any:
+    from configctl.cli import completion
+
+    return completion
+
+
+def _complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    return _completion().complete_profile(ctx, param, incomplete)
+
+
+def _options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    options = [
+        _option(
+            PROFILE_FLAG,
+            "profile",
+            default=None,
+            metavar="NAME",
+            help="Take settings from this profile of the profile file (env CONFIGCTL_PROFILE).",
+            shell_complete=_complete_profile,
+        )
+    ]
+    for setting in SETTINGS:
+        if setting.flag is None:
+            continue
+        env = f"env {setting.env}"
+        if setting.kind == "switch":
+            options.append(
+                _option(
+                    f"{setting.flag}/--no-{setting.name}",
+                    setting.param,
+                    default=None,
+                    help=f"{setting.help} ({env}=true)",
+                )
+            )
+        elif setting.kind == "choice":
+            decls = [setting.flag, setting.short] if setting.short else [setting.flag]
+            options.append(
+                _option(
+                    *decls,
+                    setting.param,
+                    type=click.Choice(OUTPUTS),
+                    default=None,
+                    help=f"{setting.help} [default: {setting.default}] ({env})",
+                )
+            )
+        else:
+            default = f" [default: {setting.default:g}]" if setting.kind == "seconds" else ""
+            default = default or (f" [default: {setting.default}]" if setting.default else "")
+            options.append(
+                _option(
+                    setting.flag,
+                    setting.param,
+                    default=None,
+                    metavar=setting.metavar,
+                    type=click.Path(dir_okay=False) if setting.kind == "file" else None,
+                    help=f"{setting.help}{default} ({env})",
+                )
+            )
+    return options
 
 
 def global_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --zookeeper/--zk-auth/--zk-timeout/--output; values land in :class:`GlobalSettings`."""
-    options = [
-        click.option(
-            "--zookeeper",
-            envvar="CONFIGCTL_ZOOKEEPER",
-            default=DEFAULT_ZOOKEEPER,
-            show_default=True,
-            metavar="HOST:PORT[,HOST:PORT][/chroot]",
-            help="ZooKeeper connect string (env CONFIGCTL_ZOOKEEPER).",
-            callback=_store,
-            expose_value=False,
-            is_eager=True,
-        ),
-        click.option(
-            "--zk-auth",
-            envvar="CONFIGCTL_ZK_AUTH",
-            default=None,
-            metavar="digest:USER:PASSWORD",
-            help="Authenticate to ZooKeeper; nodes created are then writable only by this identity "
-            "(env CONFIGCTL_ZK_AUTH).",
-            callback=_store,
-            expose_value=False,
-            is_eager=True,
-        ),
-        click.option(
-            "--zk-timeout",
-            type=click.FloatRange(min=0.1),
-            default=10.0,
-            show_default=True,
-            metavar="SECONDS",
-            help="How long to wait for ZooKeeper before giving up.",
-            callback=_store,
-            expose_value=False,
-            is_eager=True,
-        ),
-        click.option(
-            "--output",
-            "-o",
-            type=click.Choice(["table", "json"]),
-            default="table",
-            show_default=True,
-            help="Render as a rich table or as one JSON document on stdout.",
-            callback=_store,
-            expose_value=False,
-            is_eager=True,
-        ),
-    ]
-    for option in reversed(options):
+    """Add the global options (``--zookeeper``, ``--zk-*``, ``--output``, ``--profile``)."""
+    for option in reversed(_options()):
         func = option(func)
     return func
 
 
-def settings() -> GlobalSettings:
-    """The merged global settings of the running command."""
-    ctx = click.get_current_context()
-    return ctx.ensure_object(GlobalSettings)
+def settings(ctx: click.Context | None = None) -> GlobalSettings:
+    """The merged global settings of the running command (``ctx``: another context, e.g. while
+    completing). Resolved again when the flags or the ``CONFIGCTL_*`` environment changed."""
+    ctx = ctx or click.get_current_context()
+    flags = dict(ctx.meta.get(_FLAGS, {}))
+    environ = {key: value for key, value in os.environ.items() if key.startswith("CONFIGCTL_")}
+    key = (tuple(sorted(flags.items(), key=lambda item: item[0])), tuple(sorted(environ.items())))
+    cached = ctx.meta.get(_CACHE)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    resolved = resolve(flags, environ)
+    ctx.meta[_CACHE] = (key, resolved)
+    return resolved

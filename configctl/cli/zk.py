@@ -6,6 +6,7 @@ Thin on purpose: :mod:`configctl.localzk` does the work; this module parses and 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,10 @@ from rich.table import Table
 
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import console
-from configctl.errors import NotFound
-from configctl.localzk import LocalZooKeeper, NodeStatus, ServerStatus, default_data_dir
+from configctl.errors import InvalidInput, NotFound
+from configctl.localzk import ClientSettings, LocalZooKeeper, NodeStatus, ServerStatus, default_data_dir
+from configctl.localzk.client import ENV_FILE
+from configctl.localzk.sasl import DEFAULT_USER
 
 _DATA_DIR_HELP = "Directory that holds the server's data, logs and state; it identifies the server."
 
@@ -40,7 +43,8 @@ def zk() -> None:
     """Run a real ZooKeeper (one server or a 3-node ensemble) on this machine.
 
     The server runs in the background from pyspark's ZooKeeper jars (Java 17+ needed) and
-    keeps running after this command returns; `configctl zk stop` ends it.
+    keeps running after this command returns; `configctl zk stop` ends it. `zk start --tls --sasl`
+    runs it secured, as production ZooKeepers are.
     """
 
 
@@ -62,25 +66,62 @@ def zk() -> None:
     metavar="SECONDS",
     help="How long to wait for the server to answer.",
 )
+@click.option(
+    "--tls",
+    is_flag=True,
+    help="Serve clients over TLS only (a self-signed CA and certificates under DATA_DIR/tls); "
+    "plain-text clients are refused.",
+)
+@click.option(
+    "--sasl",
+    is_flag=True,
+    help="Require clients to log in with SASL DIGEST-MD5 (one user, a random password in "
+    "DATA_DIR/sasl/password); unauthenticated sessions are closed.",
+)
+@click.option(
+    "--sasl-user",
+    default=None,
+    metavar="NAME",
+    help=f"The SASL user with --sasl.  [default: {DEFAULT_USER}]",
+)
 @global_options
-def start(port: int, data_dir: Path | None, nodes: str, timeout: float) -> None:
-    """Start ZooKeeper in the background and print its connect string."""
-    server = LocalZooKeeper(data_dir, port=port, nodes=int(nodes))
+def start(
+    port: int, data_dir: Path | None, nodes: str, timeout: float, tls: bool, sasl: bool, sasl_user: str | None
+) -> None:
+    """Start ZooKeeper in the background and print how to connect to it."""
+    if sasl_user is not None and not sasl:
+        raise InvalidInput("--sasl-user needs --sasl")
+    server = LocalZooKeeper(
+        data_dir, port=port, nodes=int(nodes), tls=tls, sasl=sasl, sasl_user=sasl_user or DEFAULT_USER
+    )
     status = server.start(timeout=timeout)
+    client = status.client or ClientSettings(status.connect_string or "")
+    env_file = status.data_dir / ENV_FILE
     if settings().output == "json":
         _echo_json(
             {
                 "connect": status.connect_string,
                 "data_dir": str(status.data_dir),
                 "nodes": [node.to_json() for node in status.nodes],
+                "tls": client.tls,
+                "sasl": client.sasl,
+                "client": {**client.to_json(), "env_file": str(env_file)},
             }
         )
         return
     out = console()
     count = len(status.nodes)
-    out.print(f"Started ZooKeeper ({count} node{'s' if count > 1 else ''}) in {status.data_dir}")
+    secured = " and ".join(name for name, on in (("TLS", client.tls), ("SASL", client.sasl)) if on)
+    out.print(
+        f"Started ZooKeeper ({count} node{'s' if count > 1 else ''}"
+        f"{f', {secured}' if secured else ''}) in {status.data_dir}"
+    )
     out.print(f"connect string: {status.connect_string}")
-    out.print(f"use it with:    export CONFIGCTL_ZOOKEEPER={status.connect_string}")
+    if not secured:
+        out.print(f"use it with:    export CONFIGCTL_ZOOKEEPER={status.connect_string}")
+        return
+    for line in _secured_hints(client, env_file):
+        out.print(line, markup=False)
 
 
 @zk.command()
@@ -101,6 +142,8 @@ def status(data_dir: Path | None) -> None:
         f"node{'s' if len(current.nodes) > 1 else ''} alive, started {current.started_at}"
     )
     out.print(f"connect string: {current.connect_string}")
+    sasl = f"on (user {current.client.sasl_user})" if current.client and current.client.sasl else "off"
+    out.print(f"TLS: {'on' if current.tls else 'off'}, SASL: {sasl}")
     out.print(_node_table(current.nodes))
 
 
@@ -124,6 +167,22 @@ def stop(data_dir: Path | None) -> None:
         return
     pids = ", ".join(f"{node.pid} (port {node.client_port})" for node in stopped)
     out.print(f"Stopped ZooKeeper in {server.data_dir}: pid {pids}")
+
+
+def _secured_hints(client: ClientSettings, env_file: Path) -> list[str]:
+    """The client options to connect, the password's file, and the env file: one line each.
+
+    Each line is printed whole (never wrapped), so it can be copied into a shell.
+    """
+    lines = [f"client options: {shlex.join(client.options())}"]
+    if client.sasl_password_file is not None:
+        lines.append(
+            f"SASL password:  export CONFIGCTL_ZK_SASL_PASSWORD_FILE={shlex.quote(str(client.sasl_password_file))}"
+        )
+    if client.client_cert_options():
+        lines.append(f"client cert:    {shlex.join(client.client_cert_options())} (optional)")
+    lines.append(f"or all at once: set -a; . {shlex.quote(str(env_file))}; set +a")
+    return lines
 
 
 def _not_running(status: ServerStatus) -> str:

@@ -21,7 +21,12 @@ apart from what a change *means* (:mod:`configctl.listener.manager`), with the g
   at all. A per-listener random jitter on the expiry age spreads a fleet's purges apart: the
   broker with the smallest jitter does the work, the rest find the nodes gone.
 * **Threading**: kazoo's callbacks only set flags; one worker thread does every ZooKeeper call
-  (never blocking kazoo's event thread) and retries failed work with backoff.
+  (never blocking kazoo's event thread) and retries failed work with backoff. A failed step is
+  logged once, on one line, at WARNING (later failures of the same kind at DEBUG), counted, and
+  kept as ``last_error``; :attr:`pending_since` says since when work has been waiting, which is
+  how :meth:`SequentialNotificationListener.stalled` tells a stall from a quiet period.
+* **Purging is best effort**: a listener that may not delete notifications (Kafka's ACLs, no
+  credentials) logs it once and tries again a minute later; it never holds up applying.
 
 kazoo forgets its watches when a connection drops, even when the session survives, so every
 (re)connection triggers at least a re-list with the watch re-armed; a new session id triggers a
@@ -41,19 +46,25 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType, WatchedEvent
 
-from configctl.errors import InvalidInput, ZooKeeperUnavailable
+from configctl.errors import ConfigctlError, InvalidInput, ZooKeeperUnavailable, one_line, printable
 from configctl.listener.manager import RawNotification
-from configctl.zkstore import ZkStore, translate_errors
+from configctl.zk.errors import translate_errors
+from configctl.zk.session import ZkSession
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PREFIX
 
 log = logging.getLogger("configctl.listener")
 
 DEFAULT_CHANGE_EXPIRATION_MS = 900_000
-FETCH_BATCH = 2_000
+FETCH_BATCH = 10_000
 """Notifications fetched (and applied, and published) per step when catching up a backlog."""
 _MAX_JITTER_MS = 30_000
 _BACKOFF_START = 0.1
 _BACKOFF_MAX = 2.0
+SPECULATE = 4
+"""Notifications read ahead, in the listing's round trip, after the last one processed."""
+_MAX_SEQUENCE = 2**31 - 1
+PURGE_RETRY_S = 60.0
+"""After a failed purge (no permission to delete, say), wait this long before trying again."""
 
 
 class ChangeHandler(Protocol):
@@ -67,6 +78,9 @@ class ChangeHandler(Protocol):
 
     def bad_notification_name(self, name: str) -> None:
         """A child of the notification path that is not a notification."""
+
+    def present(self, names: set[str]) -> None:
+        """The notifications that exist now (after a listing and purge)."""
 
 
 def expired_prefix(
@@ -101,7 +115,7 @@ class SequentialNotificationListener:
 
     def __init__(
         self,
-        store: ZkStore,
+        session: ZkSession,
         handler: ChangeHandler,
         *,
         path: str = CHANGES_PATH,
@@ -109,13 +123,14 @@ class SequentialNotificationListener:
         change_expiration_ms: int = DEFAULT_CHANGE_EXPIRATION_MS,
         purge_jitter_ms: int | None = None,
         fetch_batch: int = FETCH_BATCH,
+        speculate: int = SPECULATE,
         clock: Callable[[], float] = time.time,
         name: str = "configctl-listener",
     ) -> None:
         if change_expiration_ms <= 0:
             raise InvalidInput("change expiration must be a positive number of milliseconds")
-        self.store = store
-        self.client: KazooClient = store.client
+        self.session = session
+        self.client: KazooClient = session.client
         self.handler = handler
         self.path = path.rstrip("/")
         self.prefix = prefix
@@ -124,6 +139,7 @@ class SequentialNotificationListener:
             purge_jitter_ms = min(_MAX_JITTER_MS, self.change_expiration_ms // 10)
         self.purge_jitter_ms = random.uniform(0, max(0, purge_jitter_ms))
         self.fetch_batch = max(1, fetch_batch)
+        self.speculate = max(0, speculate)
         self._clock = clock
         self._name = name
         self._cond = threading.Condition()
@@ -137,7 +153,15 @@ class SequentialNotificationListener:
         self._bad_names: set[str] = set()
         self._known: set[str] = set()  # valid notification names of the last listing
         self._purge_hint: tuple[int, int] | None = None  # (number, ctime) of a not-yet-expired node
+        self._purge_after = 0.0  # monotonic time before which no purge is tried (after a failure)
+        self._purge_error: str | None = None
         self.last_error: str | None = None
+        self.start_error: ConfigctlError | None = None
+        """Why the first load failed (None while it has not, or once it succeeded)."""
+        self.pending_since: float | None = None
+        """Monotonic time since which work (a watch, a reconnection, a reload) waits undone."""
+        self.pending_notifications = 0
+        """Notifications seen in the last listing but not yet applied."""
         self.stats: dict[str, int] = {
             "full_loads": 0,
             "checks": 0,
@@ -145,6 +169,8 @@ class SequentialNotificationListener:
             "purged_notifications": 0,
             "purge_lookups": 0,
             "purge_searches": 0,
+            "purge_errors": 0,
+            "prefetched_notifications": 0,
             "errors": 0,
         }
 
@@ -161,11 +187,31 @@ class SequentialNotificationListener:
         self.client.add_listener(self._on_state)
         with self._cond:
             self._need_reload = True
+            self._mark_pending()
         self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._thread.start()
 
     def wait_loaded(self, timeout: float | None = None) -> bool:
         return self._loaded.wait(timeout)
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded.is_set()
+
+    @property
+    def alive(self) -> bool:
+        """The worker thread runs (it only ends when stopped)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def stalled(self, threshold_s: float, now: float | None = None) -> bool:
+        """Work has waited undone for longer than ``threshold_s`` (the worker keeps failing, or
+        died). A quiet listener is not stalled, however long nothing happens."""
+        if self._thread is not None and not self._thread.is_alive() and not self._stopping:
+            return True
+        since = self.pending_since
+        if since is None:
+            return False
+        return (time.monotonic() if now is None else now) - since > threshold_s
 
     def stop(self, timeout: float = 10.0) -> None:
         with self._cond:
@@ -179,12 +225,19 @@ class SequentialNotificationListener:
     def request_check(self) -> None:
         with self._cond:
             self._need_check = True
+            self._mark_pending()
             self._cond.notify_all()
 
     def request_reload(self) -> None:
         with self._cond:
             self._need_reload = True
+            self._mark_pending()
             self._cond.notify_all()
+
+    def _mark_pending(self) -> None:
+        """Called under the condition whenever work is flagged."""
+        if self.pending_since is None:
+            self.pending_since = time.monotonic()
 
     # ------------------------------------------------------------------------------ kazoo callbacks
 
@@ -200,6 +253,7 @@ class SequentialNotificationListener:
                     self._need_reload = True
                 else:
                     self._need_check = True
+                self._mark_pending()
                 self._cond.notify_all()
 
     def _on_children(self, event: WatchedEvent) -> None:
@@ -207,6 +261,7 @@ class SequentialNotificationListener:
             return
         with self._cond:
             self._need_check = True
+            self._mark_pending()
             self._cond.notify_all()
 
     def _session_id(self) -> int | None:
@@ -218,6 +273,7 @@ class SequentialNotificationListener:
     def _run(self) -> None:
         backoff = _BACKOFF_START
         failures = 0
+        warned: set[str] = set()  # error kinds already logged at WARNING in this run of failures
         while True:
             with self._cond:
                 while not (self._stopping or self._need_reload or self._need_check):
@@ -236,20 +292,29 @@ class SequentialNotificationListener:
                 if failures:
                     log.info("listener recovered after %d failed attempt(s)", failures)
                 backoff, failures = _BACKOFF_START, 0
+                warned.clear()
                 self.last_error = None
+                with self._cond:
+                    if not (self._need_reload or self._need_check):
+                        self.pending_since = None
             except Exception as exc:
                 failures += 1
                 self.stats["errors"] += 1
-                self.last_error = _one_line(exc)
-                level = logging.WARNING if failures == 1 else logging.DEBUG
-                if not isinstance(exc, (ZooKeeperUnavailable, InvalidInput)):
-                    log.log(level, "listener step failed (will retry)", exc_info=True)
-                else:
-                    log.log(level, "listener step failed (will retry): %s", self.last_error)
+                self.last_error = _describe(exc)
+                if not self._loaded.is_set() and isinstance(exc, ConfigctlError):
+                    self.start_error = exc
+                kind = type(exc).__name__
+                level = logging.WARNING if kind not in warned else logging.DEBUG
+                warned.add(kind)
+                # one line, whatever the exception; the traceback only for a debugging run
+                log.log(level, "listener step failed (will retry): %s", printable(self.last_error))
+                if not isinstance(exc, ConfigctlError):
+                    log.debug("listener step failure", exc_info=True)
                 with self._cond:
                     if reload:
                         self._need_reload = True
                     self._need_check = True
+                    self._mark_pending()
                     if not self._stopping:
                         self._cond.wait(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
@@ -277,37 +342,72 @@ class SequentialNotificationListener:
         self._loaded_session = session
         self._purge_hint = None
         self.stats["full_loads"] += 1
+        self.start_error = None
         self._loaded.set()
 
     def _check(self) -> None:
         """List with the watch re-armed, process what is new, purge what expired.
 
+        The next few notifications (numbers after the last processed one) are read *with* the
+        listing, in the same round trip: after a watch fires, the new notification is almost
+        always ``last + 1``, so the usual change costs two round trips (listing and notification
+        together, then the entity) instead of three. A guess that is wrong costs nothing but a
+        few "no node" answers; whatever the listing shows and the guess missed is read after.
+
         Names are ``prefix`` + 10 zero-padded digits, so string order is number order: finding
         the new ones is a string comparison per child, and only those are parsed and sorted.
         """
         self.stats["checks"] += 1
+        guesses = self._guesses()
+        early = self.session.read_later([f"{self.path}/{name}" for name in guesses])
         names = self._list(watch=True)
+        prefetched = dict(zip(guesses, early.result(node_errors=True), strict=True))
         if self._last is None:
             pending = sorted(names)
         else:
             floor = self._name_of(self._last)
             pending = sorted(name for name in names if name > floor)
+        self.pending_notifications = len(pending)
         for start in range(0, len(pending), self.fetch_batch):
             chunk = pending[start : start + self.fetch_batch]
-            datas = self.store.get_many_raw([f"{self.path}/{name}" for name in chunk])
+            missing = [name for name in chunk if prefetched.get(name) is None]
+            self.stats["prefetched_notifications"] += len(chunk) - len(missing)
+            fetched = dict(
+                zip(
+                    missing,
+                    self.session.get_many([f"{self.path}/{name}" for name in missing], node_errors=True),
+                    strict=True,
+                )
+            )
+            datas = [prefetched.get(name) or fetched[name] for name in chunk]
             if any(found is None for found in datas):
                 gone = next(name for name, found in zip(chunk, datas, strict=True) if found is None)
-                log.warning("notification %s vanished before it was read; reloading everything", gone)
+                log.warning(
+                    "notification %s vanished before it was read; reloading everything", printable(gone)
+                )
                 self.request_reload()
                 return
             batch = [
-                RawNotification(self._number(name), name, found[0] if found else None)
+                RawNotification(self._number(name), name, None, one_line(found))
+                if isinstance(found, Exception)
+                else RawNotification(self._number(name), name, found[0], ctime_ms=found[1].ctime)
                 for name, found in zip(chunk, datas, strict=True)
             ]
             self.handler.process(batch)
             self._last = batch[-1].number
             self.stats["notifications_processed"] += len(chunk)
+            self.pending_notifications = max(0, len(pending) - start - len(chunk))
         self._purge(names)
+        self.handler.present(self._known | self._bad_names)
+
+    def _guesses(self) -> list[str]:
+        """The names the next notifications will most likely have (none before the first load)."""
+        if self._last is None or self.speculate <= 0:
+            return []
+        return [
+            self._name_of(number)
+            for number in range(self._last + 1, min(self._last + 1 + self.speculate, _MAX_SEQUENCE + 1))
+        ]
 
     def _list(self, *, watch: bool) -> set[str]:
         """The notification names under the path (watch armed when asked).
@@ -321,7 +421,7 @@ class SequentialNotificationListener:
                 try:
                     children = self.client.get_children_async(
                         self.path, watch=self._on_children if watch else None
-                    ).get(timeout=self.store.timeout)
+                    ).get(timeout=self.session.timeout)
                     break
                 except NoNodeError:
                     pass
@@ -331,7 +431,7 @@ class SequentialNotificationListener:
                 stat = None
                 if watch:
                     stat = self.client.exists_async(self.path, watch=self._on_children).get(
-                        timeout=self.store.timeout
+                        timeout=self.session.timeout
                     )
                 if stat is None:
                     self._known = set()
@@ -360,8 +460,28 @@ class SequentialNotificationListener:
     # ------------------------------------------------------------------------------ expiry
 
     def _purge(self, names: set[str]) -> None:
-        if not names:
+        """Delete what expired; a failure is logged once and retried later, never raised."""
+        if not names or time.monotonic() < self._purge_after:
             return
+        try:
+            self._purge_expired(names)
+        except ZooKeeperUnavailable:
+            raise  # the connection went away: the step is retried as a whole
+        except ConfigctlError as exc:
+            self.stats["purge_errors"] += 1
+            self._purge_after = time.monotonic() + PURGE_RETRY_S
+            reason = one_line(exc)
+            if reason != self._purge_error:
+                log.warning(
+                    "cannot purge expired notifications (trying again in %.0f s): %s",
+                    PURGE_RETRY_S,
+                    printable(reason),
+                )
+            self._purge_error = reason
+        else:
+            self._purge_error = None
+
+    def _purge_expired(self, names: set[str]) -> None:
         cutoff = int(self._clock() * 1000) - self.change_expiration_ms - int(self.purge_jitter_ms)
         hint = self._purge_hint
         if hint is not None and hint[0] <= self._number(min(names)) and hint[1] >= cutoff:
@@ -370,7 +490,8 @@ class SequentialNotificationListener:
 
         def ctime(name: str) -> int | None:
             self.stats["purge_lookups"] += 1
-            return self.store.ctime_ms(f"{self.path}/{name}")
+            stat = self.session.exists(f"{self.path}/{name}")
+            return None if stat is None else stat.ctime
 
         self.stats["purge_searches"] += 1
         count, boundary_ctime = expired_prefix(ordered, ctime, cutoff)
@@ -380,20 +501,22 @@ class SequentialNotificationListener:
             self._purge_hint = None
         if count:
             started = time.monotonic()
-            deleted = self.store.delete_nodes(f"{self.path}/{name}" for name in ordered[:count])
+            deleted = self.session.delete_nodes(f"{self.path}/{name}" for name in ordered[:count])
             self.stats["purged_notifications"] += deleted
             self._known.difference_update(ordered[:count])
             log.info(
                 "purged %d expired notification(s) up to %s in %.0f ms",
                 deleted,
-                ordered[count - 1],
+                printable(ordered[count - 1]),
                 (time.monotonic() - started) * 1000,
             )
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
+def _describe(exc: BaseException) -> str:
+    """One line for a failed step: configctl's own message, or the exception's type and message."""
+    if isinstance(exc, ConfigctlError):
+        return one_line(exc)
+    return f"{type(exc).__name__}: {one_line(exc)}" if str(exc) else type(exc).__name__
 
 
 __all__ = ["ChangeHandler", "SequentialNotificationListener", "expired_prefix"]

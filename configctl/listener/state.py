@@ -3,6 +3,10 @@
 * The ephemeral node ``/configctl/brokers/<id>``: exists exactly while the listener's session
   does, so "is broker 3's listener up, and how far has it got" is one ZooKeeper read. It is
   created for every new session (ephemeral nodes die with theirs) and updated after each batch.
+* The persistent node ``/configctl/fleet/<id>`` (:class:`FleetRecorder`): who this broker is and
+  how far it got, kept after the listener dies, so ``configctl status`` still lists a broker whose
+  listener is down. Written at start, when the applied change moves (at most about once a
+  second) and at a clean stop.
 * With a state directory, ``<dir>/broker-<id>.jsonl``: written to a temporary file in the same
   directory and renamed over the old one (``os.replace`` is atomic on POSIX), so a reader such
   as the Spark audit never sees half a snapshot, and a crash leaves the previous one intact.
@@ -11,70 +15,152 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-from collections.abc import Iterable, Mapping
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from configctl import snapshot
 from configctl.errors import InvalidInput
-from configctl.zkstore import BROKER_STATE_ROOT, ZkStore
+from configctl.files import write_atomically
+from configctl.zk.ephemeral import OwnedEphemeral
+from configctl.zk.errors import translate_errors
+from configctl.zk.session import ZkSession
+from configctl.znodes import BrokerStateZNode, FleetRecordZNode
 
-MAX_STATE_BYTES = 900_000
-"""ZooKeeper refuses nodes over ~1 MiB; lists in the state are trimmed to stay below this."""
-
-
-def state_path(broker_id: int) -> str:
-    return f"{BROKER_STATE_ROOT}/{broker_id}"
-
-
-def encode_state(document: Mapping[str, Any]) -> bytes:
-    """Compact JSON; the problem lists are trimmed (oldest first) if the node would be too big."""
-    doc = dict(document)
-    data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
-    while len(data) > MAX_STATE_BYTES:
-        longest = max(("poison", "rejected", "ignored"), key=lambda k: len(doc.get(k) or []))
-        items = list(doc.get(longest) or [])
-        if not items:
-            break
-        doc[longest] = items[len(items) // 2 :]
-        data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
-    return data
+FLEET_RECORD_INTERVAL_S = 1.0
+"""The fleet record is rewritten at most this often while changes flow (plus once at the end)."""
 
 
 class StatePublisher:
     """Keeps ``/configctl/brokers/<id>`` current for the listener's session."""
 
-    def __init__(self, store: ZkStore, broker_id: int) -> None:
-        self.store = store
-        self.path = state_path(broker_id)
-        self._owned_session: int | None = None
+    def __init__(self, session: ZkSession, broker_id: int) -> None:
+        self.node = OwnedEphemeral(session, BrokerStateZNode.path(broker_id))
+
+    @property
+    def path(self) -> str:
+        return self.node.path
 
     def publish(self, document: Mapping[str, Any]) -> None:
-        client_id = self.store.client.client_id
-        session = client_id[0] if client_id else None
-        self.store.publish_ephemeral(self.path, encode_state(document), owned=session == self._owned_session)
-        self._owned_session = session
+        self.node.publish(BrokerStateZNode.encode(document))
 
     def remove(self) -> None:
-        """Delete the node now (a clean stop), instead of waiting for the session to close.
-
-        Without a connection there is nothing to wait for: closing the session removes it too.
-        """
-        if not self.store.client.connected:
-            self._owned_session = None
-            return
+        """Delete the node now (a clean stop), instead of waiting for the session to close."""
         with contextlib.suppress(Exception):
-            self.store.delete_owned(self.path)
-        self._owned_session = None
+            self.node.remove()
+
+
+class FleetRecorder:
+    """Keeps the persistent ``/configctl/fleet/<id>`` record; throttled, never on the hot path.
+
+    :meth:`update` writes at once when the last write is older than the interval, else it leaves
+    a timer to write the newest value when the interval is over: a burst of 1,000 changes costs
+    two writes, and the record is never more than about a second behind once changes stop.
+    ``last_applied_change`` is read through ``progress`` when the write happens, so a delayed
+    write carries the newest value, not the one that scheduled it.
+    """
+
+    def __init__(
+        self,
+        session: ZkSession,
+        broker_id: int,
+        progress: Callable[[], int | None],
+        *,
+        interval: float = FLEET_RECORD_INTERVAL_S,
+        on_error: Callable[[Exception], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.session = session
+        self.broker_id = broker_id
+        self.path = FleetRecordZNode.path(broker_id)
+        self.host = socket.gethostname()
+        self.interval = interval
+        self._progress = progress
+        self._on_error = on_error
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._written_at: float | None = None
+        self._written: int | object | None = _NOTHING
+        self._timer: threading.Timer | None = None
+        self._closed = False
+        self.writes = 0
+
+    def update(self, *, force: bool = False) -> None:
+        """Record the current progress now (``force``), or within about one interval."""
+        with self._lock:
+            if self._closed and not force:
+                return
+            if self._written == self._progress() and not force:
+                return
+            wait = 0.0
+            if not force and self._written_at is not None:
+                wait = self._written_at + self.interval - self._clock()
+            if wait > 0:
+                if self._timer is None:
+                    self._timer = threading.Timer(wait, self._deferred)
+                    self._timer.daemon = True
+                    self._timer.start()
+                return
+        self.write()
+
+    def _deferred(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._closed:
+                return
+        self.write()
+
+    def write(self, *, raise_errors: bool = False) -> None:
+        """Write the record now; errors go to ``on_error`` (raised with ``raise_errors`` or without one)."""
+        number = self._progress()
+        now_ms = int(time.time() * 1000)
+        data = FleetRecordZNode.encode(self.broker_id, self.host, now_ms, number)
+        try:
+            with translate_errors(f"write {self.path}"):
+                client, timeout = self.session.client, self.session.timeout
+                try:
+                    client.set_async(self.path, data).get(timeout=timeout)
+                except NoNodeError:
+                    self.session.ensure_path(FleetRecordZNode.ROOT)
+                    try:
+                        client.create_async(self.path, data, acl=self.session.acls.acl_for(self.path)).get(
+                            timeout=timeout
+                        )
+                    except NodeExistsError:
+                        client.set_async(self.path, data).get(timeout=timeout)
+        except Exception as exc:
+            if raise_errors or self._on_error is None:
+                raise
+            self._on_error(exc)
+            return
+        with self._lock:
+            self._written, self._written_at = number, self._clock()
+            self.writes += 1
+
+    def close(self) -> None:
+        """No more deferred writes (the caller makes the final one with ``update(force=True)``)."""
+        with self._lock:
+            self._closed = True
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+
+_NOTHING = object()
 
 
 class SnapshotWriter:
-    """Atomically replaces ``<dir>/broker-<id>.jsonl``."""
+    """Atomically replaces ``<dir>/broker-<id>.jsonl`` (:func:`configctl.files.write_atomically`)."""
 
     def __init__(self, state_dir: Path | str, broker_id: int, *, fsync: bool = True) -> None:
         self.directory = Path(state_dir).expanduser()
-        self.path = self.directory / f"broker-{broker_id}.jsonl"
+        self.path = self.directory / snapshot.file_name(broker_id)
         self.fsync = fsync
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -84,28 +170,5 @@ class SnapshotWriter:
             raise InvalidInput(f"--state-dir {self.directory} is not writable")
 
     def write(self, lines: Iterable[str]) -> int:
-        """Write every line to a temporary file, then rename it over the snapshot; returns bytes written."""
-        temporary = self.directory / f".{self.path.name}.{os.getpid()}.tmp"
-        written = 0
-        try:
-            with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-                buffer: list[str] = []
-                for line in lines:
-                    buffer.append(line)
-                    if len(buffer) >= 4096:
-                        chunk = "".join(buffer)
-                        handle.write(chunk)
-                        written += len(chunk)
-                        buffer.clear()
-                chunk = "".join(buffer)
-                handle.write(chunk)
-                written += len(chunk)
-                handle.flush()
-                if self.fsync:
-                    os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
-        return written
+        """Write every line, then rename over the snapshot; returns characters written."""
+        return write_atomically(self.path, lines, fsync=self.fsync)

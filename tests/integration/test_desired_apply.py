@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -14,10 +15,15 @@ import pytest
 from helpers import REPO_ROOT, run_cli
 from kazoo.client import KazooClient
 
-from configctl import desired, plan
+from configctl.desired import apply as applying
+from configctl.desired import document as desired
+from configctl.desired import plan
 from configctl.entities import Entity, EntityType
+from configctl.errors import PartiallyWritten
 from configctl.secrets import verify_scram_password
-from configctl.zkstore import MAX_MULTI_OPS, ZkStore, batches
+from configctl.zk.configstore import MAX_MULTI_OPS, OPS_PER_CHANGE, Change, ConfigStore, batches
+from configctl.zk.connection import ConnectionSettings
+from configctl.znodes import encode_entity_config
 
 CLUSTER = """\
 topics:
@@ -129,6 +135,48 @@ def test_export_then_plan_shows_nothing(zk_connect, zk, tmp_path):
     assert cli(zk_connect, "plan", "-f", str(json_file), "--prune").returncode == 0
 
 
+def test_export_to_a_pipe_warns_when_it_holds_secrets(zk_connect, tmp_path):
+    assert cli(zk_connect, "apply", "-f", write(tmp_path, CLUSTER), "--yes").returncode == 0
+    piped = cli(zk_connect, "export")  # stdout is a pipe here, as with `> file`
+    assert piped.returncode == 0 and "SCRAM-SHA-256: salt=" in piped.stdout
+    assert piped.stderr == (
+        "warning: this export holds 1 secret value (SCRAM credentials or broker passwords, hashed or "
+        "encrypted) and stdout is not a terminal: the file the shell creates for it is usually readable "
+        "by others; use --file FILE (readable by you only) or --no-secrets\n"
+    )
+    assert cli(zk_connect, "export", "--entity-type", "topics").stderr == ""  # nothing secret in it
+
+
+def test_export_without_secrets_round_trips_and_keeps_them(zk_connect, zk, tmp_path):
+    assert cli(zk_connect, "apply", "-f", write(tmp_path, CLUSTER), "--yes").returncode == 0
+    alice_before = zk.get("/config/users/User%3Aalice")[0]
+    exported = cli(zk_connect, "export", "--no-secrets")
+    assert exported.returncode == 0 and exported.stderr == ""
+    assert "SCRAM-SHA" not in exported.stdout and "salt=" not in exported.stdout
+    assert (
+        "# Sensitive keys (SCRAM credentials, broker passwords) are left out (--no-secrets)"
+        in exported.stdout
+    )
+    assert "\nx-configctl-secrets: omitted\n" in exported.stdout
+    file = write(tmp_path, exported.stdout, "no-secrets.yaml")
+    planned = cli(zk_connect, "plan", "-f", file, "--prune")
+    assert planned.returncode == 0 and "No changes" in planned.stdout
+    # edit the file: the quota goes, the credential stays
+    Path(file).write_text(exported.stdout.replace("    producer_byte_rate: 1048576\n", ""))
+    applied = cli(zk_connect, "apply", "-f", file, "--prune", "--yes")
+    assert applied.returncode == 0, applied.stderr
+    alice = json.loads(zk.get("/config/users/User%3Aalice")[0])["config"]
+    assert alice == {"SCRAM-SHA-256": json.loads(alice_before)["config"]["SCRAM-SHA-256"]}
+    # --file: not private when nothing secret is in it; JSON carries the marker too
+    json_file = tmp_path / "no-secrets.json"
+    assert cli(zk_connect, "export", "--no-secrets", "--file", str(json_file)).returncode == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert json_file.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert json.loads(json_file.read_text())["x-configctl-secrets"] == "omitted"
+    assert cli(zk_connect, "plan", "-f", str(json_file), "--prune").returncode == 0
+
+
 def test_export_plan_round_trip_on_an_empty_cluster(zk_connect, tmp_path):
     exported = tmp_path / "empty.yaml"
     assert cli(zk_connect, "export", "--file", str(exported)).returncode == 0
@@ -226,7 +274,7 @@ def test_plain_broker_password_with_the_encoder_secret(zk_connect, zk, tmp_path)
 
 
 def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_connect, zk):
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         wanted = desired.parse("topics: {a: {retention.ms: 1}, b: {retention.ms: 2}, c: {}}", source="f")
         shown = plan.make_plan(store, wanted)
         # someone writes an entity the plan only looked at (c) ...
@@ -237,8 +285,8 @@ def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_conne
             == 0
         )
         before = config_nodes(zk)
-        with pytest.raises(plan.StalePlan) as caught:
-            plan.apply_plan(store, shown)
+        with pytest.raises(applying.StalePlan) as caught:
+            applying.apply_plan(store, shown)
     assert (
         str(caught.value)
         == "the state moved since the plan: topics/c changed; nothing was written; re-run plan"
@@ -248,9 +296,9 @@ def test_a_change_after_the_plan_stops_apply_before_anything_is_written(zk_conne
 
 
 def test_a_change_landing_between_batches_is_reported_exactly(zk_connect, zk):
-    count = MAX_MULTI_OPS // 4 + 10  # two batches
+    count = MAX_MULTI_OPS // OPS_PER_CHANGE + 10  # two batches
     text = "topics:\n" + "".join(f"  t{i:04d}: {{retention.ms: {i}}}\n" for i in range(count))
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         shown = plan.make_plan(store, desired.parse(text, source="f"))
         groups = list(batches(shown.changes()))
         assert len(groups) == 2
@@ -258,21 +306,111 @@ def test_a_change_landing_between_batches_is_reported_exactly(zk_connect, zk):
         zk.ensure_path("/config/topics")
         zk.create(late.znode, b'{"version":1,"config":{"retention.ms":"77"}}')
         # check_first=False stands for a write landing after the pre-check, during the apply
-        with pytest.raises(plan.StalePlan) as caught:
-            plan.apply_plan(store, shown, check_first=False)
+        with pytest.raises(PartiallyWritten) as caught:
+            applying.apply_plan(store, shown, check_first=False)
     error = caught.value
-    assert [e.path for e in error.applied] == [c.entity.path for c in groups[0]]
-    assert [e.path for e in error.not_applied] == [c.entity.path for c in groups[1]]
-    assert (
-        f"the state moved since the plan: topics/{late.name} changed; applied {len(groups[0])} of {count}"
-        in str(error)
+    assert error.exit_code == 8  # the first batch is committed: never "nothing was written"
+    assert error.committed == [c.entity.path for c in groups[0]]
+    assert error.not_committed == [c.entity.path for c in groups[1]] and error.unknown == []
+    assert str(error).startswith(
+        f"the state moved since the plan: topics/{late.name} changed; committed {len(groups[0])} of {count}"
     )
     assert zk.exists(groups[0][-1].entity.znode) and not zk.exists(groups[1][1].entity.znode)
     assert zk.get(late.znode)[0] == b'{"version":1,"config":{"retention.ms":"77"}}'
     # applying is idempotent: a fresh plan shows exactly what is left
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         rest = plan.make_plan(store, desired.parse(text, source="f"))
     assert {e.entity for e in rest.entities} == {c.entity for c in groups[1]}
+
+
+# -- faults: what apply says after ZooKeeper dies under it ----------------------------------------
+
+
+def many_topics(count: int) -> str:
+    return "topics:\n" + "".join(f"  t{i:05d}: {{retention.ms: {1000 + i}}}\n" for i in range(count))
+
+
+def stored_topics(connect: str) -> dict[str, bytes]:
+    """Every topic config node in the server at ``connect`` (which must be up)."""
+    client = KazooClient(hosts=connect, timeout=10.0)
+    client.start(timeout=60)
+    try:
+        names = client.get_children("/config/topics") if client.exists("/config/topics") else []
+        return {f"topics/{name}": client.get(f"/config/topics/{name}")[0] for name in names}
+    finally:
+        client.stop()
+        client.close()
+
+
+def check_report_matches_zookeeper(error: PartiallyWritten, changes: list, connect: str) -> None:
+    """The three lists split the plan, and ZooKeeper holds exactly what was called committed."""
+    planned = [c.entity.path for c in changes]
+    assert sorted(error.committed + error.not_committed + error.unknown) == sorted(planned)
+    assert len(set(error.committed) | set(error.not_committed) | set(error.unknown)) == len(planned)
+    stored = stored_topics(connect)
+    expected = {c.entity.path: encode_entity_config(c.config) for c in changes}
+    assert {path: stored.get(path) for path in error.committed} == {p: expected[p] for p in error.committed}
+    assert not set(error.not_committed) & set(stored)
+
+
+def test_zookeeper_killed_mid_apply_names_what_was_committed(restartable_zk):
+    connect = restartable_zk.connect_string
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=2.0)) as store:
+        shown = plan.make_plan(store, desired.parse(many_topics(2000), source="bulk.yaml"))
+        changes = shown.changes()
+        groups = list(batches(changes))
+        assert len(groups) >= 6  # several batches, so some are in flight when it dies
+
+        def kill_after_the_first_batch(batch):
+            if batch[0].entity == groups[0][0].entity:
+                restartable_zk.kill_node(1)
+
+        with pytest.raises(PartiallyWritten) as caught:
+            applying.apply_plan(store, shown, on_batch=kill_after_the_first_batch)
+    error = caught.value
+    assert error.exit_code == 8
+    assert error.committed[: len(groups[0])] == [c.entity.path for c in groups[0]]
+    # the multis in flight when the connection dropped: sent, never answered, and ZooKeeper stayed down
+    assert 0 < len(error.unknown) <= 2 * len(groups[0])
+    assert error.not_committed == [c.entity.path for c in changes][-len(error.not_committed) :]
+    message = str(error)
+    assert "\n" not in message and message.startswith("lost the connection to ZooKeeper")
+    assert f"committed {len(error.committed)} of 2000 entities" in message
+    assert (
+        f"not committed {len(error.not_committed)}" in message and f"unknown {len(error.unknown)}" in message
+    )
+    restartable_zk.start_node(1)
+    check_report_matches_zookeeper(error, changes, connect)
+
+
+def test_unknown_batches_are_resolved_when_zookeeper_comes_back_in_time(restartable_zk):
+    connect = restartable_zk.connect_string
+    restarted = []
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=60.0)) as store:
+        shown = plan.make_plan(store, desired.parse(many_topics(1000), source="bulk.yaml"))
+        changes = shown.changes()
+        first = next(iter(batches(changes)))
+
+        def bounce_after_the_first_batch(batch):
+            if batch[0].entity == first[0].entity:
+                restartable_zk.kill_node(1)
+                restarter = threading.Thread(target=lambda: restarted.append(restartable_zk.start_node(1)))
+                restarter.start()
+                restarted.append(restarter)
+
+        with pytest.raises(PartiallyWritten) as caught:
+            applying.apply_plan(store, shown, on_batch=bounce_after_the_first_batch)
+    restarted[0].join(timeout=120)
+    error = caught.value
+    assert error.unknown == []  # re-read once the server was back: every batch is known
+    assert len(error.committed) >= len(first) and error.not_committed
+    assert "re-read after reconnecting" in str(error)
+    check_report_matches_zookeeper(error, changes, connect)
+    # and the rest applies cleanly
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=30.0)) as store:
+        rest = plan.make_plan(store, desired.parse(many_topics(1000), source="bulk.yaml"))
+        assert {e.entity.path for e in rest.entities} == set(error.not_committed)
+        applying.apply_plan(store, rest)
 
 
 def test_saved_plan_applies_exactly_or_refuses(zk_connect, tmp_path):
@@ -296,6 +434,162 @@ def test_saved_plan_applies_exactly_or_refuses(zk_connect, tmp_path):
     assert applied.returncode == 0, applied.stderr
 
 
+def test_cli_apply_killed_mid_way_exits_8_with_the_lists(restartable_zk, tmp_path):
+    connect = restartable_zk.connect_string
+    file = write(tmp_path, many_topics(20_000))  # 80 multis: seconds of writing to kill it in
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIGCTL_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    command = [sys.executable, "-m", "configctl", "--zookeeper", connect, "--zk-timeout", "2"]
+    process = subprocess.Popen(
+        [*command, "--output", "json", "apply", "-f", file, "--yes"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    watcher = KazooClient(hosts=connect, timeout=10.0)
+    watcher.start(timeout=30)
+    try:
+        deadline = time.monotonic() + 120
+        while not getattr(watcher.exists("/config/changes"), "numChildren", 0):  # the first batch landed
+            assert process.poll() is None and time.monotonic() < deadline, "apply never started writing"
+            time.sleep(0.01)
+    finally:
+        watcher.stop()
+        watcher.close()
+    restartable_zk.kill_node(1)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 8, stderr
+    assert stderr.count("\n") == 1 and stderr.startswith("error: lost the connection to ZooKeeper")
+    assert "nothing was written" not in stderr
+    document = json.loads(stdout)
+    assert document["committed"] and document["not_committed"]
+    assert document["applied_entities"] == len(document["committed"])
+    assert f"committed {len(document['committed'])} of 20000 entities" in stderr
+    assert document["error"] == stderr.removeprefix("error: ").strip()
+    restartable_zk.start_node(1)
+    error = PartiallyWritten(
+        "",
+        committed=document["committed"],
+        not_committed=document["not_committed"],
+        unknown=document["unknown"],
+    )
+    wanted = desired.parse(many_topics(20_000), source="f")
+    check_report_matches_zookeeper(
+        error, [Change(e, dict(c), -1) for e, c in wanted.configs.items()], connect
+    )
+
+
+def _cli_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIGCTL_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    return env
+
+
+def test_a_failure_to_show_the_json_result_after_the_writes_says_they_were_committed(
+    zk_connect, zk, tmp_path
+):
+    file = write(tmp_path, "topics: {a: {retention.ms: 1}, b: {retention.ms: 2}}\n")
+    with open("/dev/full", "w") as full:  # every write to stdout fails: no space left on device
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "configctl",
+                "--zookeeper",
+                zk_connect,
+                "-o",
+                "json",
+                "apply",
+                "-f",
+                file,
+                "-y",
+            ],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=_cli_env(),
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert completed.returncode == 8, completed.stderr
+    assert completed.stderr == (
+        "error: apply committed all 2 entities (topics/a, topics/b), "
+        "but showing the result failed: [Errno 28] No space left on device\n"
+    )  # one line: no traceback, no second error from the flush at exit
+    assert json.loads(zk.get("/config/topics/b")[0])["config"] == {"retention.ms": "2"}
+
+
+def test_a_closed_stdout_after_the_writes_says_they_were_committed(zk_connect, zk, tmp_path):
+    file = write(tmp_path, many_topics(300))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "configctl", "--zookeeper", zk_connect, "apply", "-f", file, "--yes"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_cli_env(),
+    )
+    for line in process.stdout:  # the whole plan is shown before anything is written ...
+        if line.startswith(b"Plan: "):
+            break
+    process.stdout.close()  # ... then the reader goes away (| head, a closed terminal)
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 8, stderr
+    assert stderr.startswith("error: apply committed all 300 entities (topics/t00000, ")
+    assert (
+        stderr.endswith("but showing the result failed: [Errno 32] Broken pipe\n") and stderr.count("\n") == 1
+    )
+    assert len(zk.get_children("/config/topics")) == 300
+
+
+def test_stdout_failing_before_the_writes_is_one_line_and_nothing_is_written(zk_connect, zk, tmp_path):
+    file = write(tmp_path, "topics: {a: {retention.ms: 1}}\n")
+    with open("/dev/full", "w") as full:
+        completed = subprocess.run(
+            [sys.executable, "-m", "configctl", "--zookeeper", zk_connect, "apply", "-f", file, "--yes"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=_cli_env(),
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (completed.returncode, completed.stderr) == (
+        7,
+        "error: cannot write to standard output: No space left on device; nothing was written\n",
+    )
+    assert not zk.exists("/config/topics/a")
+
+
+def test_a_long_plan_is_summarized_by_plan_and_apply_unless_full(zk_connect, tmp_path):
+    file = write(tmp_path, many_topics(600))
+    shown = cli(zk_connect, "plan", "-f", file)
+    assert shown.returncode == 2 and shown.stdout.splitlines() == [
+        "Plan summary (--full shows every key; the full plan has 1,201 lines):",
+        "  topics  600 created; keys: 600 to add, 0 to change, 0 to delete",
+        "Plan: 600 to add, 0 to change, 0 to delete, on 600 of 600 entities examined.",
+    ]
+    full = cli(zk_connect, "plan", "-f", file, "--full")
+    assert full.returncode == 2 and len(full.stdout.splitlines()) == 1201
+    assert json.loads(cli(zk_connect, "plan", "-f", file, "-o", "json").stdout)["summary"] == {
+        "topics": {
+            "entities": {"create": 600, "update": 0, "clear": 0, "prune": 0, "replace": 0},
+            "keys": {"add": 600, "change": 0, "delete": 0},
+        }
+    }
+    applied = cli(zk_connect, "apply", "-f", file, "--yes")
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[:3] == shown.stdout.splitlines()
+    assert applied.stdout.splitlines()[3].startswith("Applied 600 changes to 600 entities")
+    small = cli(
+        zk_connect, "plan", "-f", write(tmp_path, "topics: {t00000: {}}\n", "small.yaml"), "--summary"
+    )
+    assert small.returncode == 2 and small.stdout.splitlines() == [
+        "Plan summary (--full shows every key):",
+        "  topics  1 emptied; keys: 0 to add, 0 to change, 1 to delete",
+        "Plan: 0 to add, 0 to change, 1 to delete, on 1 of 1 entities examined.",
+    ]
+
+
 # -- bulk ------------------------------------------------------------------------------------------
 
 
@@ -305,9 +599,9 @@ def test_bulk_apply_spans_batches_and_records_history(zk_connect, zk):
         f"  bulk-{i:04d}: {{retention.ms: {1000 + i}, cleanup.policy: [delete]}}\n" for i in range(count)
     )
     text += "users:\n  User:new:\n    producer_byte_rate: 1\n    clients: {c1: {consumer_byte_rate: 2}}\n"
-    with ZkStore(zk_connect, identity="tester") as store:
+    with ConfigStore.connect(zk_connect, identity="tester") as store:
         wanted = desired.parse(text, source="bulk.yaml")
-        result = plan.apply_plan(store, plan.make_plan(store, wanted), reason="bulk")
+        result = applying.apply_plan(store, plan.make_plan(store, wanted), reason="bulk")
         assert result.entities == count + 2 and result.batches >= 3
         assert not plan.make_plan(store, wanted).changed
         entry = store.history(Entity.of(EntityType.TOPICS, "bulk-0699"))
@@ -316,7 +610,7 @@ def test_bulk_apply_spans_batches_and_records_history(zk_connect, zk):
         ]
         # the multi-read path and plain reads agree, for present and absent nodes
         paths = [f"/config/topics/bulk-{i:04d}" for i in range(0, count, 7)] + ["/config/topics/none"]
-        assert store._multi_get(paths) == store._pipelined_get(paths)
+        assert store.session._multi_get(paths) == store.session._pipelined_get(paths)
     assert zk.get_children("/config/topics", include_data=True)[1].numChildren == count
     assert len(zk.get_children("/configctl/history/topics")) == count
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from helpers import run_cli, wait_for, zookeeper_truth
 
+from configctl import fleet
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.listener import ConfigListener
 from configctl.writer import alter, prepare_change
-from configctl.zkstore import Change, ZkStore
+from configctl.zk.configstore import Change, ConfigStore
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_entity_config
 
 STATIC = {"broker.id": "1", "log.retention.hours": "72", "num.io.threads": "16", "log.dirs": "/data/k1"}
@@ -20,7 +21,7 @@ STATIC = {"broker.id": "1", "log.retention.hours": "72", "num.io.threads": "16",
 
 @pytest.fixture
 def store(zk_connect: str):
-    with ZkStore(zk_connect) as opened:
+    with ConfigStore.connect(zk_connect) as opened:
         yield opened
 
 
@@ -40,7 +41,7 @@ def start_listener(zk_connect: str):
         listener.stop()
 
 
-def set_config(store: ZkStore, path: str, **config: str) -> int:
+def set_config(store: ConfigStore, path: str, **config: str) -> int:
     """Write with the real write path; returns the change number."""
     entity = Entity.from_path(path)
     result = alter(store, entity, prepare_change(entity, config))
@@ -48,7 +49,7 @@ def set_config(store: ZkStore, path: str, **config: str) -> int:
     return result.committed.change_number
 
 
-def converged(listener: ConfigListener, store: ZkStore) -> bool:
+def converged(listener: ConfigListener, store: ConfigStore) -> bool:
     latest = store.latest_change_number()
     return listener.configs() == zookeeper_truth(
         store, listener.broker_id
@@ -71,11 +72,13 @@ def test_follows_changes_and_publishes_state_and_snapshot(store, start_listener,
     quota = listener.quota_config("User:alice", "app1")["consumer_byte_rate"]
     assert (quota.value, quota.source) == ("2048", "users/User%3Aalice/clients/app1")
 
-    state = wait_for(lambda: (s := store.broker_state(1)) and s["last_applied_change"] == last and s)
+    state = wait_for(
+        lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == last and s
+    )
     assert state["broker_id"] == 1 and isinstance(state["applied_at_ms"], int)
     assert state["static_config"]["num.io.threads"] == "16"
     owner = store.client.exists("/configctl/brokers/1").ephemeralOwner
-    assert owner == listener.store.client.client_id[0]
+    assert owner == listener.session.client.client_id[0]
 
     rows = [json.loads(line) for line in (tmp_path / "broker-1.jsonl").read_text().splitlines()]
     assert {r["change_number"] for r in rows} == {last}
@@ -88,7 +91,7 @@ def test_follows_changes_and_publishes_state_and_snapshot(store, start_listener,
     assert any(r["entity_path"] == "brokers/1" and r["name"] == "log.retention.ms" for r in rows)
 
     listener.stop()
-    assert store.broker_state(1) is None  # removed on a clean stop
+    assert fleet.broker_state(store.session, 1) is None  # removed on a clean stop
 
 
 def test_initial_load_sees_everything_written_before_start(store, start_listener):
@@ -151,19 +154,22 @@ def test_poison_notifications_and_configs_never_block_later_changes(zk, store, s
     assert listener.wait_for_change(last, timeout=10)
     assert listener.topic_config("after")["retention.ms"].value == "2000"
     assert listener.topic_config("orders")["retention.ms"].value == "1000"  # the last good config
-    state = wait_for(lambda: (s := store.broker_state(1)) and s["last_applied_change"] == last and s)
-    kinds = sorted((p["kind"], p["subject"]) for p in state["poison"])
-    assert ("config", "topics/orders") in kinds and ("config", "topics/broken") in kinds
-    assert ("notification", f"{CHANGES_PATH.rsplit('/', 1)[1]}") not in kinds
-    assert sum(1 for kind, _ in kinds if kind == "notification") == 3  # two bad bodies, one bad name
-    assert state["counters"]["poison_notifications"] == 3
-    assert state["counters"]["poison_configs"] == 2
+    state = wait_for(
+        lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == last and s
+    )
+    problems = state["problems"]
+    assert all(p["kind"] == "poison" for p in problems)
+    paths = {p["entity_path"] for p in problems}
+    assert {"topics/orders", "topics/broken"} <= paths
+    assert sum(1 for p in problems if p.get("notification")) == 3  # two bad bodies, one bad name
+    assert {p["notification"] for p in problems if p.get("notification")} >= {"garbage"}
+    assert state["counters"]["poison_problems"] == 5
 
     # the bad topic is fixed later: it takes effect and leaves the report
     fixed = set_config(store, "topics/orders", **{"retention.ms": "5000"})
     assert listener.wait_for_change(fixed, timeout=10)
     assert listener.topic_config("orders")["retention.ms"].value == "5000"
-    assert ("config", "topics/orders") not in {(p.kind, p.subject) for p in listener.manager.poison()}
+    assert "topics/orders" not in {p.entity_path for p in listener.manager.problems()}
 
 
 def test_expired_notifications_are_purged_with_few_lookups(store, start_listener):
@@ -209,9 +215,16 @@ def test_plugins_see_changes_and_a_rejection_is_published(store, start_listener)
     bad = set_config(store, "topics/orders", **{"retention.ms": "10"})  # below the applier's minimum
     assert listener.wait_for_change(bad, timeout=10)
     assert listener.topic_config("orders")["retention.ms"].source != "DYNAMIC_TOPIC_CONFIG"
-    state = wait_for(lambda: (s := store.broker_state(1)) and s["last_applied_change"] == bad and s)
-    (rejected,) = state["rejected"]
-    assert rejected["plugin"] == "log-retention-applier" and rejected["subject"] == "topics/orders"
+    state = wait_for(
+        lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == bad and s
+    )
+    (rejected,) = state["problems"]
+    assert (rejected["kind"], rejected["entity_path"], rejected["change_number"]) == (
+        "rejected",
+        "topics/orders",
+        bad,
+    )
+    assert rejected["plugin"] == "log-retention-applier"
     assert state["plugins"] == ["client-quota-enforcer", "log-retention-applier"]
 
 
@@ -299,7 +312,8 @@ def test_snapshot_of_many_topics_is_written_whole(store, start_listener, tmp_pat
 
 def test_a_notification_purged_before_it_is_read_triggers_a_full_reload(store, start_listener):
     listener = start_listener()
-    real_read = listener.store.get_many_raw
+    listener.notifications.speculate = 0  # no read ahead: the listing comes first, then the read
+    real_read = listener.session.get_many
     raced: list[str] = []
 
     def racing_read(paths, **kwargs):
@@ -311,7 +325,7 @@ def test_a_notification_purged_before_it_is_read_triggers_a_full_reload(store, s
 
     loads = listener.notifications.stats["full_loads"]
     before = listener.last_applied_change
-    listener.store.get_many_raw = racing_read
+    listener.session.get_many = racing_read
     set_config(store, "topics/raced", **{"retention.ms": "4242"})
     wait_for(lambda: listener.topic_config("raced")["retention.ms"].value == "4242", message="the change")
     assert raced
@@ -325,7 +339,7 @@ def test_a_notification_purged_before_it_is_read_triggers_a_full_reload(store, s
 def test_changes_path_created_between_listing_and_watch_is_not_missed(zk_connect, store):
     """/config/changes appears after the listener found it missing but before it set the watch."""
     listener = ConfigListener(zk_connect, 1, STATIC)
-    real_exists = listener.store.client.exists_async
+    real_exists = listener.session.client.exists_async
     committed: list[int] = []
 
     def racing_exists(path, watch=None):
@@ -333,7 +347,7 @@ def test_changes_path_created_between_listing_and_watch_is_not_missed(zk_connect
             committed.append(set_config(store, "topics/first", **{"retention.ms": "31337"}))
         return real_exists(path, watch=watch)
 
-    listener.store.client.exists_async = racing_exists
+    listener.session.client.exists_async = racing_exists
     listener.start(timeout=30)
     try:
         wait_for(lambda: committed, message="the race to be exercised")

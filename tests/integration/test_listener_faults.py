@@ -23,11 +23,13 @@ import pytest
 from helpers import REPO_ROOT, wait_for, zookeeper_truth
 from kazoo.client import KazooClient
 
+from configctl import fleet
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ConfigctlError
 from configctl.listener import ConfigListener
 from configctl.writer import alter, prepare_change
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
+from configctl.zk.connection import ConnectionSettings
 
 CONVERGENCE_S = 5.0
 STATIC = {"log.retention.hours": "72", "num.io.threads": "16"}
@@ -38,12 +40,12 @@ STATIC = {"log.retention.hours": "72", "num.io.threads": "16"}
 # ----------------------------------------------------------------------------------------------
 
 
-def latest(store: ZkStore) -> int:
+def latest(store: ConfigStore) -> int:
     number = store.latest_change_number()
     return -1 if number is None else number
 
 
-def converged(listener: ConfigListener, store: ZkStore) -> bool:
+def converged(listener: ConfigListener, store: ConfigStore) -> bool:
     return listener.configs() == zookeeper_truth(
         store, listener.broker_id
     ) and listener.last_applied_change == latest(store)
@@ -52,7 +54,7 @@ def converged(listener: ConfigListener, store: ZkStore) -> bool:
 def assert_converges(listeners: list[ConfigListener], connect: str, what: str) -> float:
     """Wait (at most 5 s) until every listener holds exactly ZooKeeper's state; returns the time taken."""
     started = time.monotonic()
-    with ZkStore(connect, timeout=10) as store:
+    with ConfigStore.connect(ConnectionSettings(connect, timeout=10)) as store:
         for listener in listeners:
             wait_for(
                 lambda listener=listener: converged(listener, store),
@@ -62,7 +64,7 @@ def assert_converges(listeners: list[ConfigListener], connect: str, what: str) -
     return time.monotonic() - started
 
 
-def set_config(store: ZkStore, path: str, **config: str) -> int:
+def set_config(store: ConfigStore, path: str, **config: str) -> int:
     entity = Entity.from_path(path)
     result = alter(store, entity, prepare_change(entity, config))
     assert result.committed is not None
@@ -85,7 +87,7 @@ class WriteLoad(threading.Thread):
 
     def run(self) -> None:
         try:
-            store = ZkStore(self.connect, timeout=5)
+            store = ConfigStore.connect(ConnectionSettings(self.connect, timeout=5))
             wait_for(lambda: store.open(), timeout=60, interval=0.2, message="the writer to connect")
             while self.done < self.count:
                 i = self.done
@@ -172,18 +174,18 @@ def expire_session(connect: str, client: KazooClient) -> None:
 def test_forced_session_expiry_reloads_and_misses_nothing(zk_connect, tmp_path):
     listener = ConfigListener(zk_connect, 1, STATIC, state_dir=tmp_path).start(timeout=30)
     try:
-        with ZkStore(zk_connect) as store:
+        with ConfigStore.connect(zk_connect) as store:
             first = set_config(store, "topics/orders", **{"retention.ms": "1000"})
             assert listener.wait_for_change(first, timeout=10)
-            old_session = listener.store.client.client_id[0]
+            old_session = listener.session.client.client_id[0]
             loads = listener.manager.counters["full_loads"]
-            expire_session(zk_connect, listener.store.client)
+            expire_session(zk_connect, listener.session.client)
             # changes made while the listener finds out and reconnects
             set_config(store, "topics/orders", **{"retention.ms": "2000"})
             set_config(store, "topics/new", **{"cleanup.policy": "compact"})
             set_config(store, f"brokers/{DEFAULT}", **{"log.cleaner.threads": "3"})
             wait_for(
-                lambda: (cid := listener.store.client.client_id) and cid[0] != old_session,
+                lambda: (cid := listener.session.client.client_id) and cid[0] != old_session,
                 timeout=30,
                 message="a new session",
             )
@@ -192,9 +194,10 @@ def test_forced_session_expiry_reloads_and_misses_nothing(zk_connect, tmp_path):
             wait_for(lambda: listener.manager.counters["full_loads"] > loads, timeout=CONVERGENCE_S)
             # the ephemeral state node belongs to the new session and reports the newest change
             node = wait_for(lambda: store.client.exists("/configctl/brokers/1"), timeout=CONVERGENCE_S)
-            assert node.ephemeralOwner == listener.store.client.client_id[0]
+            assert node.ephemeralOwner == listener.session.client.client_id[0]
             wait_for(
-                lambda: store.broker_state(1)["last_applied_change"] == latest(store), timeout=CONVERGENCE_S
+                lambda: fleet.broker_state(store.session, 1)["last_applied_change"] == latest(store),
+                timeout=CONVERGENCE_S,
             )
             assert listener.topic_config("orders")["retention.ms"].value == "2000"
     finally:
@@ -242,7 +245,7 @@ def snapshot_topics(path: Path) -> tuple[set[tuple[str, str, str]], set[int]]:
     return topics, {r["change_number"] for r in rows}
 
 
-def zk_topics(store: ZkStore) -> set[tuple[str, str, str]]:
+def zk_topics(store: ConfigStore) -> set[tuple[str, str, str]]:
     return {(s.entity.path, k, v) for s in store.read_type(EntityType.TOPICS) for k, v in s.config.items()}
 
 
@@ -253,11 +256,16 @@ def test_listener_sigkill_and_restart_with_changes_made_while_down(zk_connect, t
     snapshot = state_dir / "broker-1.jsonl"
     process = spawn_listener(zk_connect, 1, properties, state_dir, log)
     try:
-        with ZkStore(zk_connect) as store:
-            first_state = wait_for(lambda: store.broker_state(1), timeout=60, message="the listener to start")
+        with ConfigStore.connect(zk_connect) as store:
+            first_state = wait_for(
+                lambda: fleet.broker_state(store.session, 1), timeout=60, message="the listener to start"
+            )
             for i in range(10):
                 set_config(store, f"topics/t{i % 4}", **{"retention.ms": str(5000 + i)})
-            wait_for(lambda: store.broker_state(1)["last_applied_change"] == latest(store), timeout=10)
+            wait_for(
+                lambda: fleet.broker_state(store.session, 1)["last_applied_change"] == latest(store),
+                timeout=10,
+            )
 
             process.kill()
             assert process.wait(10) == -signal.SIGKILL
@@ -278,7 +286,7 @@ def test_listener_sigkill_and_restart_with_changes_made_while_down(zk_connect, t
             started = time.monotonic()
             wait_for(
                 lambda: (
-                    (s := store.broker_state(1))
+                    (s := fleet.broker_state(store.session, 1))
                     and s["session_id"] != first_state["session_id"]
                     and s["last_applied_change"] == latest(store)
                     and snapshot_topics(snapshot) == (zk_topics(store), {latest(store)})
@@ -293,7 +301,7 @@ def test_listener_sigkill_and_restart_with_changes_made_while_down(zk_connect, t
             }
             process.send_signal(signal.SIGTERM)
             assert process.wait(20) == 0
-            assert store.broker_state(1) is None
+            assert fleet.broker_state(store.session, 1) is None
     finally:
         if process.poll() is None:
             process.kill()
@@ -301,7 +309,7 @@ def test_listener_sigkill_and_restart_with_changes_made_while_down(zk_connect, t
 
 
 def test_embedded_listener_restarted_after_changes_made_while_stopped(zk_connect):
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         listener = ConfigListener(zk_connect, 2, STATIC).start(timeout=30)
         set_config(store, "topics/a", **{"retention.ms": "1"})
         set_config(store, "brokers/2", **{"log.cleaner.threads": "2"})
@@ -339,8 +347,8 @@ def test_ensemble_leader_killed_under_write_load(zk_ensemble):
         zk_ensemble.kill_node(leader.id)
         load.finish()
         took = assert_converges(listeners, connect, "the leader was killed")
-        with ZkStore(connect) as store:
-            states = store.broker_states()
+        with ConfigStore.connect(connect) as store:
+            states = fleet.broker_states(store.session)
             assert sorted(states) == [1, 2, 3]
         print(f"3 listeners converged {took:.2f}s after the last write; writer retried {load.retries} times")
     finally:

@@ -15,7 +15,7 @@ import pytest
 
 from configctl import writer
 from configctl.entities import Entity
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
 
 PROCESSES = 8
 ALTERS_PER_PROCESS = 250
@@ -24,7 +24,7 @@ ALTERS_PER_PROCESS = 250
 def _alter_own_key(connect: str, index: int, count: int, queue: multiprocessing.Queue) -> None:
     entity = Entity.of("topics", "contended")
     retries = 0
-    with ZkStore(connect, history_limit=5) as store:
+    with ConfigStore.connect(connect, history_limit=5) as store:
         for counter in range(1, count + 1):
             change = writer.prepare_change(entity, {_key(index): str(counter)})
             result = writer.alter(store, entity, change)
@@ -71,9 +71,9 @@ _WRITER_LOOP = """
 import sys
 from configctl import writer
 from configctl.entities import Entity
-from configctl.zkstore import ZkStore
+from configctl.zk.configstore import ConfigStore
 entity = Entity.of("topics", "killed")
-with ZkStore(sys.argv[1], history_limit=100000) as store:
+with ConfigStore.connect(sys.argv[1], history_limit=100000) as store:
     print("ready", flush=True)
     n = 0
     while True:
@@ -102,23 +102,25 @@ def test_sigkilled_writer_never_leaves_config_without_notification(zk_connect, z
     assert writes > 12
     notifications = zk.get_children("/config/changes")
     assert len(notifications) == writes
+    # one record per write: the history directory's own data (the first), then a child per write
     history = zk.get_children("/configctl/history/topics/killed")
-    assert len(history) == writes
+    assert len(history) + 1 == writes and zk.get("/configctl/history/topics/killed")[0]
     latest = json.loads(zk.get("/config/topics/killed")[0])["config"]["retention.ms"]
     records = [json.loads(zk.get(f"/configctl/history/topics/killed/{h}")[0]) for h in history]
+    records.append(json.loads(zk.get("/configctl/history/topics/killed")[0]))
     assert max(records, key=lambda r: r["version"])["config"]["retention.ms"] == latest
 
 
 def test_a_writer_starts_from_what_it_wrote_and_the_version_check_catches_others(zk_connect, monkeypatch):
     entity = Entity.of("topics", "cached")
-    with ZkStore(zk_connect) as store:
+    with ConfigStore.connect(zk_connect) as store:
         writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "1"}))
         reads: list[Entity] = []
         original = store.read
-        monkeypatch.setattr(store, "read", lambda e: reads.append(e) or original(e))
+        monkeypatch.setattr(store, "read", lambda e, **kw: reads.append(e) or original(e, **kw))
         writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "2"}))
         assert reads == []  # one round trip saved: no read before the write
-        with ZkStore(zk_connect) as other:
+        with ConfigStore.connect(zk_connect) as other:
             writer.alter(other, entity, writer.prepare_change(entity, {"segment.ms": "5"}))
         result = writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": "3"}))
         assert result.attempts == 2 and reads == [entity]

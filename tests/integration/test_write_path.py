@@ -129,21 +129,13 @@ def test_add_config_parsing_lists_and_empty_values(zk_connect, zk):
 def test_add_config_file_and_delete(zk_connect, zk, tmp_path):
     props = tmp_path / "t.properties"
     props.write_text("# topic settings\nretention.ms=5000\nmax.message.bytes : 2048\n")
-    assert (
-        cli(
-            zk_connect,
-            "alter",
-            "--topic",
-            "t2",
-            "--add-config-file",
-            str(props),
-            "--add-config",
-            "retention.ms=6000",
-        ).returncode
-        == 0
-    )
+    before = tree(zk)
+    # Kafka 3.9 ConfigCommand: "Only one of --add-config or --add-config-file must be specified".
+    both = cli(zk_connect, "alter", "--topic", "t2", "--add-config-file", str(props), "--add-config", "a=1")
+    assert both.returncode == 1 and "not both" in both.stderr and tree(zk) == before
+    assert cli(zk_connect, "alter", "--topic", "t2", "--add-config-file", str(props)).returncode == 0
     assert json.loads(zk.get("/config/topics/t2")[0])["config"] == {
-        "retention.ms": "6000",
+        "retention.ms": "5000",
         "max.message.bytes": "2048",
     }
     assert (

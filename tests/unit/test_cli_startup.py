@@ -47,3 +47,33 @@ def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...], needle: str) -
     assert out == ""
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
+
+
+def test_help_lists_each_command_with_its_own_short_help() -> None:
+    """`--help` lists commands from a table (no command imported); the table must say what each
+    command says of itself, or the two drift."""
+    import click
+
+    from configctl.cli.main import _COMMANDS, cli
+
+    ctx = click.Context(cli)
+    for name, (_target, short) in _COMMANDS.items():
+        command = cli.get_command(ctx, name)
+        assert command is not None, name
+        assert command.get_short_help_str(limit=200) == short, name
+
+
+def test_help_imports_no_command_module() -> None:
+    code, _out, err = run_cli("--help", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert code == 0
+    modules = _imported_modules(err)
+    assert "configctl.cli.main" in modules
+    assert not {m for m in modules if m.startswith("configctl.cli.") and m not in ALLOWED_AT_HELP}
+
+
+ALLOWED_AT_HELP = {
+    "configctl.cli.main",
+    "configctl.cli.options",
+    "configctl.cli.habits",
+    "configctl.cli.__main__",
+}

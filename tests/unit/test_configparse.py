@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from configctl.configparse import (
+    added_configs,
     load_properties_file,
-    merge_added,
     parse_add_config,
     parse_delete_config,
     validate_config_key,
@@ -93,19 +93,19 @@ def test_parse_add_config(text, expected):
     [
         ("", "--add-config is empty"),
         ("   ", "--add-config is empty"),
-        ("a", 'invalid --add-config entry "a": expected key=value'),
-        ("a=1,b", 'invalid --add-config entry "b": expected key=value'),
-        ("a=1=2", 'invalid --add-config entry "a=1=2": expected key=value'),
-        ("a=1,,b=2", 'invalid --add-config entry "": expected key=value'),
-        (",a=1", 'invalid --add-config entry "": expected key=value'),
-        ("a=1, ", 'invalid --add-config entry " ": expected key=value'),
-        ("a=x,y", 'invalid --add-config entry "y": expected key=value'),
-        ("=1", "the config name is empty"),
-        (" = 1", "the config name is empty"),
-        ("=", "the config name is empty"),
+        ("a", "entry 1 of --add-config is not key=value"),
+        ("a=1,b", "entry 2 of --add-config \\(after 'a'\\) is not key=value"),
+        ("a=1=2", "entry 1 of --add-config is not key=value; a value holding ',' or '=' must be written in"),
+        ("a=1,,b=2", "entry 2 of --add-config \\(after 'a'\\) is not key=value"),
+        (",a=1", "entry 1 of --add-config is not key=value"),
+        ("a=1, ", "entry 2 of --add-config \\(after 'a'\\) is not key=value"),
+        ("a=x,y", "entry 2 of --add-config \\(after 'a'\\) is not key=value"),
+        ("=1", "entry 1 of --add-config has an empty config name"),
+        (" = 1", "has an empty config name"),
+        ("=", "has an empty config name"),
         (",", "holds no key=value entries"),
-        ("a=1,a=2", "sets a more than once"),
-        ("a=1, a =2", "sets a more than once"),
+        ("a=1,a=2", "sets 'a' more than once"),
+        ("a=1, a =2", "sets 'a' more than once"),
         ("a=[x,y", "unbalanced brackets.*never closed"),
         ("a=x]", "unbalanced brackets.*without '\\['"),
         ("a=x],b=[y", "unbalanced brackets"),
@@ -118,6 +118,7 @@ def test_parse_add_config(text, expected):
     ],
 )
 def test_parse_add_config_errors(text, message):
+    """One line naming the entry or key at fault (and never the value: it may be a secret)."""
     with pytest.raises(InvalidInput, match=message) as info:
         parse_add_config(text)
     assert "\n" not in str(info.value)
@@ -279,30 +280,51 @@ def test_load_properties_file_bad_unicode_escape(tmp_path, content):
 # -- merging --------------------------------------------------------------------------------------
 
 
-def test_merge_added_command_line_wins():
-    file_props = {"a": "from-file", "b": "file-only"}
-    cli_props = {"a": "from-cli", "c": "cli-only"}
-    assert merge_added(file_props, cli_props) == {"a": "from-cli", "b": "file-only", "c": "cli-only"}
+def test_add_config_and_add_config_file_are_exclusive_as_in_kafka(tmp_path):
+    """Kafka 3.9 ConfigCommand: "Only one of --add-config or --add-config-file must be specified"."""
+    path = _write(tmp_path, "retention.ms=1000\n")
+    with pytest.raises(InvalidInput, match="not both"):
+        added_configs("segment.ms=5", str(path))
+    assert added_configs(None, str(path)) == {"retention.ms": "1000"}
+    assert added_configs("segment.ms=5", None) == {"segment.ms": "5"}
+    assert added_configs(None, None) == {}
 
 
-def test_merge_added_empty_sides():
-    assert merge_added({}, {}) == {}
-    assert merge_added({"a": "1"}, {}) == {"a": "1"}
-    assert merge_added({}, {"a": "1"}) == {"a": "1"}
-
-
-def test_merge_added_checks_file_keys(tmp_path):
-    file_props = load_properties_file(_write(tmp_path, "bad\\ key=1\n"))
+def test_added_configs_checks_file_keys(tmp_path):
     with pytest.raises(InvalidInput, match="invalid character in config name 'bad key'"):
-        merge_added(file_props, {})
-
-
-def test_file_and_command_line_end_to_end(tmp_path):
-    path = _write(tmp_path, "cleanup.policy=compact\nretention.ms=1000\n")
-    merged = merge_added(load_properties_file(path), parse_add_config("retention.ms=2000,segment.ms=5"))
-    assert merged == {"cleanup.policy": "compact", "retention.ms": "2000", "segment.ms": "5"}
+        added_configs(None, str(_write(tmp_path, "bad\\ key=1\n")))
 
 
 def test_java_trim():
     assert java_trim("\x00\x1f a b \x20") == "a b"
     assert java_trim("\u2003x\u2003") == "\u2003x\u2003"
+
+
+SECRET = "hunter2-s3cret"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"SCRAM-SHA-256=[iterations=8192,password={SECRET}",  # unbalanced bracket in a SCRAM spec
+        f"SCRAM-SHA-256=[password={SECRET}]]",  # a ']' inside a password
+        f"SCRAM-SHA-256=[password=[{SECRET}]]",
+        f"password.encoder.secret=[{SECRET}",
+        f"listener.name.x.plain.sasl.jaas.config=a password={SECRET},b",  # a ',' outside [...]
+        f"ssl.keystore.password={SECRET}=x",
+        f"SCRAM-SHA-512=password={SECRET},iterations=4096",
+        f"a=1,{SECRET}",
+    ],
+)
+def test_no_add_config_error_echoes_a_value(text):
+    """Issue 13: 10 of 33 bad inputs holding a secret printed it; none may."""
+    with pytest.raises(InvalidInput) as caught:
+        parse_add_config(text)
+    assert SECRET not in str(caught.value)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
+
+
+def test_echoed_names_are_cut_short():
+    with pytest.raises(InvalidInput) as caught:
+        parse_add_config("x" * 100_000 + " y=1")
+    assert len(str(caught.value)) < 300

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import REPO_ROOT, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from configctl import catalogue, desired, values
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl import catalogue, values
+from configctl.desired import document as desired
+from configctl.desired import syntax
+from configctl.entities import DEFAULT, TYPE_ORDER, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
 
 pytestmark = pytest.mark.unit
@@ -132,14 +137,14 @@ def test_scalars_become_kafkas_strings(key, written, stored):
 )
 def test_yaml_1_1_surprises_stay_as_written(written):
     # YAML 1.1 would read these as 62, 16, 8, 15, 1000, true, false, a date and (1e3) a string anyway.
-    assert desired._parse_yaml(f"k: {written}", "f") == {"k": written}
+    assert syntax.parse_yaml(f"k: {written}", "f") == {"k": written}
 
 
 @pytest.mark.parametrize(
     ("written", "value"), [("~", None), ("null", None), ("", None), (".inf", float("inf"))]
 )
 def test_null_and_special_floats(written, value):
-    assert desired._parse_yaml(f"k: {written}", "f") == {"k": value}
+    assert syntax.parse_yaml(f"k: {written}", "f") == {"k": value}
 
 
 def test_list_items_that_look_like_base60_numbers_keep_their_text():
@@ -321,8 +326,8 @@ def roundtrip(
     configs: dict[Entity, dict[str, str]], *, as_json: bool = False
 ) -> dict[Entity, dict[str, str]]:
     """export's writer, then the reader's value rules (validation left out: any stored string)."""
-    text = desired.dump(desired.to_document(configs.items(), desired.TYPE_ORDER), as_json=as_json)
-    document = desired._parse_json(text, "x") if as_json else desired._parse_yaml(text, "x")
+    text = syntax.dump(desired.to_document(configs.items(), TYPE_ORDER), as_json=as_json)
+    document = syntax.parse_json(text, "x") if as_json else syntax.parse_yaml(text, "x")
     result = {}
     for type_name, section in document.items():
         for name, body in section.items():
@@ -342,7 +347,7 @@ def test_export_document_reads_well():
         Entity.of(EntityType.BROKERS, "9"): {"log.retention.ms": "2"},
         Entity.of(EntityType.BROKERS, DEFAULT): {"log.retention.ms": "3"},
     }
-    text = desired.dump(desired.to_document(configs.items(), desired.TYPE_ORDER))
+    text = syntax.dump(desired.to_document(configs.items(), TYPE_ORDER))
     assert text == textwrap.dedent(
         """\
         topics:
@@ -418,3 +423,190 @@ def test_the_example_in_examples_is_valid():
     state = desired.load(example)
     assert len(state) == 15 and state.types == set(EntityType)
     assert state.configs[Entity.of(TOPIC, "payments")]["cleanup.policy"] == "compact"
+
+
+# -- hostile files: bounded work, one-line errors ------------------------------------------------
+
+
+def alias_bomb(levels: int, *, fan: int = 9, used: bool = False) -> str:
+    """Each level a list of ``fan`` aliases to the level below: ``fan ** levels`` leaves from a few bytes."""
+    lines = ["x-bomb:", "  a0: &a0 [" + ",".join(["x"] * fan) + "]"]
+    for level in range(1, levels + 1):
+        lines.append(f"  a{level}: &a{level} [" + ",".join([f"*a{level - 1}"] * fan) + "]")
+    lines.append(
+        f"topics: {{t: {{cleanup.policy: *a{levels}}}}}" if used else "topics: {t: {retention.ms: 1}}"
+    )
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("used", [False, True], ids=["under-an-ignored-key", "used-by-a-topic"])
+def test_alias_bombs_are_refused_with_the_line_that_crosses_the_budget(used):
+    text = alias_bomb(7, used=used)
+    assert len(text) < 450  # 9**7 = 4.8 million leaves: minutes and gigabytes when expanded
+    message = error(text)
+    # the aliases of lines 3-5 reach 8,289 nodes; the first alias to a3 (7,381 more) crosses the budget
+    assert message.startswith("f.yaml:6: ") and "aliases reach more than" in message
+    assert "\n" not in message
+
+
+def test_anchors_shared_by_thousands_of_entities_are_fine():
+    profile = ", ".join(f"k{i}: v" for i in range(5))
+    merged = "".join(f"  m{i:04d}: {{<<: *d, retention.ms: {i}}}\n" for i in range(3000))
+    state = parse(
+        "x-defaults: &d {retention.bytes: 1, cleanup.policy: [delete], segment.ms: 2, min.insync.replicas: 2}\n"
+        "topics:\n" + merged
+    )
+    assert len(state) == 3000
+    assert state.configs[Entity.of(TOPIC, "m2999")]["retention.ms"] == "2999"
+    # a bare alias as a whole entity body, 20 nodes each, for 5,000 entities
+    plain = syntax.parse_yaml(
+        f"x-p: &p {{{profile}, k5: [a, b, c]}}\nall:\n" + "".join(f"  e{i}: *p\n" for i in range(5000)), "f"
+    )
+    assert len(plain["all"]) == 5000 and plain["all"]["e4999"]["k5"] == ["a", "b", "c"]
+
+
+def test_an_alias_inside_its_own_anchor_is_refused():
+    assert error("x-a: &a [1, *a]\n") == "f.yaml:1: invalid YAML: alias *a is used inside its own anchor"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("x-deep: " + "[" * 60 + "]" * 60 + "\n", 1),
+        ("topics:\n  t:\n    k: " + "{a: " * 60 + "1" + "}" * 60 + "\n", 3),
+        # the alias itself sits shallow, but what it stands for is 45 levels deep
+        ("x-a: &a " + "[" * 45 + "]" * 45 + "\nx-b: [[[[[[*a]]]]]]\n", 2),
+    ],
+)
+def test_nesting_is_limited(text, line):
+    assert error(text) == f"f.yaml:{line}: the document is nested too deeply (more than 50 levels)"
+
+
+def test_nesting_is_limited_in_json_too():
+    with pytest.raises(InvalidInput, match="nested too deeply"):
+        desired.parse('{"x-a": ' + "[" * 60 + "]" * 60 + "}", source="f.json", is_json=True)
+
+
+def test_nested_merge_keys_are_flattened_as_yaml_says():
+    state = parse(
+        """
+        x-base: &base {retention.ms: 1, segment.ms: 2}
+        x-compacted: &compacted {<<: *base, cleanup.policy: [compact]}
+        topics:
+          t: {<<: *compacted, segment.ms: 3}
+        """
+    )
+    assert state.configs[Entity.of(TOPIC, "t")] == {
+        "retention.ms": "1",
+        "segment.ms": "3",
+        "cleanup.policy": "compact",
+    }
+
+
+def test_other_yaml_mistakes_keep_their_line():
+    assert error("a: *nope\n") == "f.yaml:1: invalid YAML: found undefined alias 'nope'"
+    assert error("a: &x 1\nb: &x 2\n").startswith("f.yaml:2: invalid YAML: found duplicate anchor 'x'")
+    assert error("a: 1\n---\nb: 2\n") == (
+        "f.yaml:2: invalid YAML: expected a single document in the stream but found another document"
+    )
+    assert error("[a]: 1\n") == "f.yaml:1: a key must be a plain name"
+    assert error("a: !!binary aGk=\n") == "f.yaml:1: unsupported YAML tag 'tag:yaml.org,2002:binary'"
+
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize("is_json", [False, True], ids=["yaml", "json"])
+def test_a_number_of_thousands_of_digits_is_read_as_its_text(is_json):
+    # as every bare number is: its decimal text, which validation then judges (out of range here)
+    text = (
+        json.dumps({"topics": {"t": {"retention.ms": 0}}}).replace("0}", HUGE + "}")
+        if is_json
+        else f"topics: {{t: {{retention.ms: {HUGE}}}}}\n"
+    )
+    with pytest.raises(ValidationFailed) as caught:
+        desired.parse(text, source="f.json" if is_json else "f.yaml", is_json=is_json)
+    (problem,) = caught.value.problems
+    assert "topics/t: retention.ms:" in problem and "out of range for a long" in problem
+    assert syntax.parse_yaml(f"k: -{HUGE}\n", "f") == {"k": "-" + HUGE}
+    assert syntax.parse_yaml(f"k: +{HUGE}\n", "f") == {"k": HUGE}
+
+
+def test_a_stored_value_of_thousands_of_digits_exports_and_reads_back():
+    configs = {Entity.of(TOPIC, "t"): {"retention.ms": HUGE, "cleanup.policy": HUGE}}
+    assert roundtrip(configs) == configs
+    assert roundtrip(configs, as_json=True) == configs
+
+
+# -- hostile input through the command line (the file is read before ZooKeeper is reached) -------
+
+NO_ZOOKEEPER = ("--zookeeper", "127.0.0.1:1", "--zk-timeout", "1")
+
+
+def test_thirty_thousand_nested_brackets_are_one_line_not_a_crash(tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("x-a: " + "[" * 30000 + "]" * 30000 + "\n")
+    result = run_cli(*NO_ZOOKEEPER, "plan", "-f", str(deep))
+    assert (result.returncode, result.stderr) == (
+        1,
+        f"error: {deep}:1: the document is nested too deeply (more than 50 levels)\n",
+    )
+
+
+def test_an_alias_bomb_is_one_line_through_the_cli(tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(alias_bomb(7))
+    result = run_cli(*NO_ZOOKEEPER, "plan", "-f", str(bomb))
+    assert result.returncode == 1 and result.stderr.startswith(f"error: {bomb}:6: aliases reach more than")
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args", [("plan", "-f", "-"), ("apply", "--yes", "-f", "-")])
+def test_a_device_on_stdin_is_refused_before_reading_it(args):
+    with open("/dev/zero", "rb") as zero:
+        completed = subprocess.run(
+            [sys.executable, "-m", "configctl", *NO_ZOOKEEPER, *args],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO_ROOT,
+            check=False,
+        )
+    assert (completed.returncode, completed.stderr) == (1, "error: <stdin>: not a regular file\n")
+
+
+@pytest.mark.parametrize("option", ["-f", "--plan"])
+def test_a_device_as_a_file_is_refused(tmp_path, option):
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("topics: {}\n")
+    args = ["-f", "/dev/zero"] if option == "-f" else ["-f", str(ok), "--plan", "/dev/zero"]
+    result = run_cli(*NO_ZOOKEEPER, "apply", "--yes", *args)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "/dev/zero: not a regular file" in result.stderr
+
+
+def test_a_pipe_on_stdin_is_read():
+    result = run_cli(*NO_ZOOKEEPER, "plan", "-f", "-", input="topics:\n  t: {retention.ms: soon}\n")
+    assert result.returncode == 1 and "<stdin>:2: topics/t: retention.ms: 'soon'" in result.stderr
+
+
+def test_the_secrets_marker_is_read_and_checked():
+    assert parse("x-configctl-secrets: omitted\ntopics: {}\n").secrets_omitted
+    assert not parse("topics: {}\n").secrets_omitted
+    assert problems("x-configctl-secrets: yes\n") == [
+        "f.yaml:1: x-configctl-secrets: expected 'omitted' (written by export --no-secrets), not 'yes'"
+    ]
+
+
+def test_export_without_secrets_leaves_sensitive_keys_out_and_says_so():
+    configs = {
+        Entity.of(USERS, "alice"): {"SCRAM-SHA-256": "salt=x,stored_key=y", "producer_byte_rate": "1"},
+        Entity.of(USERS, "bob"): {"SCRAM-SHA-512": "salt=x"},
+        Entity.of(EntityType.BROKERS, "1"): {"ssl.key.password": "encrypted", "log.cleaner.threads": "2"},
+    }
+    document = desired.to_document(configs.items(), TYPE_ORDER, include_secrets=False)
+    assert next(iter(document.items())) == ("x-configctl-secrets", "omitted")
+    assert document["users"] == {"alice": {"producer_byte_rate": 1}}
+    assert document["brokers"] == {"1": {"log.cleaner.threads": 2}}
+    assert desired.parse(syntax.dump(document), source="f").secrets_omitted

@@ -137,11 +137,19 @@ def test_sanitized_names_in_paths() -> None:
 def test_real_user_named_default_is_not_the_default_entity() -> None:
     assert sanitize("<default>") == "%3Cdefault%3E"
     assert Entity.of("users", DEFAULT).path == "users/<default>"
-    # A stored principal literally named "<default>" has no distinct plain name: refused, never aliased.
-    with pytest.raises(InvalidInput, match="literally named"):
-        Entity.from_path("users/%3Cdefault%3E")
-    with pytest.raises(InvalidInput, match="literally named"):
-        Entity.from_path("users/u/clients/%3Cdefault%3E")
+    # Kafka 3.9 ConfigCommand sanitizes a user or client named "<default>" (only "" means the default):
+    # a distinct entity, stored %3Cdefault%3E, never aliased to the default one.
+    literal = Entity.from_path("users/%3Cdefault%3E")
+    assert literal.literal and not literal.is_default and literal.path == "users/%3Cdefault%3E"
+    assert literal != Entity.of("users", DEFAULT)
+    assert Entity.named("users", "<default>") == literal
+    assert Entity.named("users", "") == Entity.of("users", DEFAULT)
+    assert (
+        Entity.named("brokers", "") == Entity.named("brokers", "<default>") == Entity.of("brokers", DEFAULT)
+    )
+    client = Entity.from_path("users/u/clients/%3Cdefault%3E")
+    assert client.client_literal and not client.is_default and client.label == "users/u/clients/%3Cdefault%3E"
+    assert Entity.named("users", "u", "<default>") == client
 
 
 def test_display_labels() -> None:
@@ -233,14 +241,15 @@ def test_invalid_broker_names(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["1.2.3.4", "0.0.0.0", "255.255.255.255", "::1", "2001:db8::1", "::ffff:1.2.3.4"]
+    "name",
+    ["1.2.3.4", "0.0.0.0", "255.255.255.255", "::1", "2001:db8::1", "::ffff:1.2.3.4", "host.example.com"],
 )
 def test_valid_ips(name: str) -> None:
     validate_name(EntityType.IPS, name)
 
 
 @pytest.mark.parametrize(
-    "name", ["", "1.2.3", "256.1.1.1", "1.2.3.4.5", "host.example.com", "2001:db8::g", " 1.2.3.4"]
+    "name", ["", "1.2.3", "256.1.1.1", "1.2.3.4.5", "host_1.example.com", "2001:db8::g", " 1.2.3.4"]
 )
 def test_invalid_ips(name: str) -> None:
     with pytest.raises(InvalidInput, match="not a valid IPv4 or IPv6"):
@@ -288,7 +297,8 @@ def test_from_path_refuses(path: str) -> None:
 # Round trips (hypothesis)
 # --------------------------------------------------------------------------------------------
 
-principal = st.text(min_size=1).filter(lambda s: s != DEFAULT)
+# Any text a principal or client id can hold, except the two names ZooKeeper refuses as nodes.
+principal = st.text(min_size=1).filter(lambda s: s not in (DEFAULT, ".", ".."))
 topic_name = st.from_regex(r"[a-zA-Z0-9._-]{1,249}", fullmatch=True).filter(lambda s: s not in (".", ".."))
 
 
@@ -323,3 +333,32 @@ def test_broker_round_trip(broker_id: int) -> None:
 def test_ip_round_trip(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
     entity = Entity.of("ips", str(address))
     assert Entity.from_path(entity.path) == entity
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+@pytest.mark.parametrize("etype", ["users", "clients"])
+def test_dot_names_are_refused_everywhere_a_name_enters(etype: str, name: str) -> None:
+    """Sanitizing keeps dots, so '.'/'..' would be a relative ZooKeeper path: refused, in one line."""
+    with pytest.raises(InvalidInput, match="ZooKeeper refuses"):
+        Entity.of(etype, name)
+    with pytest.raises(InvalidInput, match="ZooKeeper refuses"):
+        Entity.named(etype, name)
+    with pytest.raises(InvalidInput):
+        Entity.from_path(f"{etype}/{name}")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "users/%2E%2E",
+        "clients/%2E",
+        "users/..",
+        "users/../clients/x",
+        "users/<default>/clients/.",
+        "clients/%2e%2E",
+    ],
+)
+def test_non_canonical_or_relative_stored_paths_are_not_entities(path: str) -> None:
+    """A notification naming a path Kafka would never store is refused (never a relative ZooKeeper path)."""
+    with pytest.raises(InvalidInput):
+        Entity.from_path(path)

@@ -137,13 +137,16 @@ def test_poison_notifications_are_counted_reported_and_do_not_stop_the_batch(dat
         plan = m.plan(batch)
         m.plan(batch)  # seen again (e.g. reprocessed after a failure): logged and counted once
     assert [(e.path, n) for e, n in plan] == [("topics/after", 2)]
-    assert m.counters["poison_notifications"] == 1
-    assert len([r for r in caplog.records if "malformed notification" in r.getMessage()]) == 1
+    assert m.counters["poison_problems"] == 1
+    assert len([r for r in caplog.records if "config_change_0000000001" in r.getMessage()]) == 1
     m.apply([read("topics/after", {"retention.ms": "1000"}, 2)], 2)
     assert m.last_applied_change == 2
-    (problem,) = m.state_document()["poison"]
-    assert problem["kind"] == "notification"
-    assert problem["subject"] == "config_change_0000000001"
+    (problem,) = m.state_document()["problems"]
+    assert (problem["kind"], problem["entity_path"], problem["change_number"]) == ("poison", None, 1)
+    assert problem["notification"] == "config_change_0000000001"
+    # gone from ZooKeeper (purged): it can never apply, so it is no longer reported
+    m.notifications_present({"config_change_0000000002"})
+    assert m.state_document()["problems"] == []
 
 
 @pytest.mark.parametrize(
@@ -162,17 +165,21 @@ def test_a_poison_config_keeps_the_previous_good_config_and_later_changes_still_
         result = m.apply(
             [raw_read("topics/orders", data, 2), read("topics/other", {"retention.ms": "5"}, 3)], 3
         )
-    assert result.poisoned == 1
+    assert result.count("poison") == 1
     assert m.topic_config("orders")["retention.ms"].value == "1000"  # previous good config in force
     assert m.topic_config("other")["retention.ms"].value == "5"  # the change after it applied
     assert m.last_applied_change == 3
-    assert m.counters["poison_configs"] == 1
-    (problem,) = m.state_document()["poison"]
-    assert (problem["kind"], problem["subject"], problem["change_number"]) == ("config", "topics/orders", 2)
+    assert m.counters["poison_problems"] == 1
+    (problem,) = m.state_document()["problems"]
+    assert (problem["kind"], problem["entity_path"], problem["change_number"]) == (
+        "poison",
+        "topics/orders",
+        2,
+    )
     # a good config for the entity clears the report
     m.apply([read("topics/orders", {"retention.ms": "2000"}, 4)], 4)
     assert m.topic_config("orders")["retention.ms"].value == "2000"
-    assert m.state_document()["poison"] == []
+    assert m.state_document()["problems"] == []
 
 
 def test_broker_configs_are_screened_per_key_as_kafka_does():
@@ -184,8 +191,11 @@ def test_broker_configs_are_screened_per_key_as_kafka_does():
     assert broker["log.cleaner.threads"].value == "3"  # the valid key applies
     assert broker["num.io.threads"].value == "16"  # invalid value dropped: static stays
     assert broker["log.dirs"].source != "DYNAMIC_BROKER_CONFIG"  # read-only key dropped
-    names = sorted(p["name"] for p in m.state_document()["poison"])
-    assert names == ["log.dirs", "num.io.threads"]
+    problems = m.state_document()["problems"]
+    assert sorted(p["name"] for p in problems) == ["log.dirs", "num.io.threads"]
+    assert {(p["kind"], p["entity_path"], p["change_number"]) for p in problems} == {
+        ("ignored", "brokers/1", 1)
+    }
 
 
 def test_broker_passwords_are_decrypted_for_plugins_and_digested_in_snapshots():
@@ -201,6 +211,29 @@ def test_broker_passwords_are_decrypted_for_plugins_and_digested_in_snapshots():
     assert secret["value"] == digest("enc")
 
 
+def test_with_the_fleet_digest_key_every_secret_digest_is_keyed():
+    """Snapshot rows (own broker, topics' neighbours, users) and the state node's static digests
+    all use the fleet key: one digest per value across the fleet, none testable without the key."""
+    from configctl.secrets import scram_credential
+
+    key = b"k" * 32
+    credential = scram_credential("SCRAM-SHA-256", "pw", salt=b"salt")
+    m = DynamicConfigManager(1, STATIC, [], digest_key=key)
+    name = "listener.name.internal.ssl.keystore.password"
+    m.apply(
+        [
+            read("brokers/1", {name: PasswordEncoder("enc").encode("keystore-pw")}, 1),
+            read("users/alice", {"SCRAM-SHA-256": credential}, 2),
+        ],
+        2,
+    )
+    rows = {(r["entity_path"], r["name"]): r["value"] for r in map(json.loads, m.snapshot_lines(2))}
+    assert rows[("brokers/1", name)] == digest("keystore-pw", key) != digest("keystore-pw")
+    assert rows[("brokers/1", "password.encoder.secret")] == digest("enc", key)
+    assert rows[("users/alice", "SCRAM-SHA-256")] == digest(credential, key)
+    assert m.state_document()["static_config_digests"] == {"password.encoder.secret": digest("enc", key)}
+
+
 def test_a_password_that_does_not_decrypt_is_poison_for_that_key_only():
     encoded = PasswordEncoder("other-secret").encode("pw")
     m = manager()
@@ -208,8 +241,8 @@ def test_a_password_that_does_not_decrypt_is_poison_for_that_key_only():
     m.apply([read("brokers/1", {name: encoded, "log.cleaner.threads": "2"}, 1)], 1)
     assert m.broker_config()["log.cleaner.threads"].value == "2"
     assert m.broker_config().get(name) is None
-    (problem,) = m.state_document()["poison"]
-    assert problem["name"] == name and "cannot decrypt" in problem["reason"]
+    (problem,) = m.state_document()["problems"]
+    assert problem["kind"] == "ignored" and problem["name"] == name and "cannot decrypt" in problem["reason"]
 
 
 def test_reconcile_applies_only_differences_and_drops_entities_gone_from_zookeeper(caplog):
@@ -296,21 +329,22 @@ def test_a_rejection_keeps_the_old_config_for_everyone_and_is_reported(caplog):
         result = m.apply(
             [read("topics/t", {"retention.ms": "1"}, 2), read("topics/u", {"retention.ms": "7"}, 3)], 3
         )
-    assert result.rejected == 1
+    assert result.count("rejected") == 1
     assert m.topic_config("t")["retention.ms"].value == "1000"
     assert [u.value("retention.ms") for u in follower.applied] == ["1000", "7"]
     assert m.last_applied_change == 3
-    (rejected,) = m.state_document()["rejected"]
-    assert (
-        rejected["subject"] == "topics/t"
-        and rejected["plugin"] == "picky"
-        and "not on my watch" in rejected["reason"]
+    (rejected,) = m.state_document()["problems"]
+    assert (rejected["kind"], rejected["entity_path"], rejected["change_number"]) == (
+        "rejected",
+        "topics/t",
+        2,
     )
-    assert m.counters["rejected_updates"] == 1
+    assert rejected["plugin"] == "picky" and "not on my watch" in rejected["reason"]
+    assert m.counters["rejected_problems"] == 1
     # a later acceptable change applies and clears the report
     m.apply([read("topics/t", {"retention.ms": "2000"}, 4)], 4)
     assert m.topic_config("t")["retention.ms"].value == "2000"
-    assert m.state_document()["rejected"] == []
+    assert m.state_document()["problems"] == []
 
 
 def test_a_broker_default_change_updates_each_known_topic_that_does_not_override_the_key():
@@ -330,7 +364,7 @@ def test_a_rejected_topic_consequence_rejects_the_broker_change():
     m.apply([read("topics/plain", {}, 1)], 1)
     m.apply([read("brokers/<default>", {"log.retention.ms": "10"}, 2)], 2)
     assert m.broker_config()["log.retention.ms"].source != "DYNAMIC_DEFAULT_BROKER_CONFIG"
-    assert m.state_document()["rejected"][0]["subject"] == "brokers/<default>"
+    assert m.state_document()["problems"][0]["entity_path"] == "brokers/<default>"
 
 
 def test_a_default_quota_change_reaches_every_shadowed_quota_entity():

@@ -110,7 +110,8 @@ def test_quota_enforcer_throttles_with_the_effective_quota_and_rejects_stalling_
     # a rate below the floor is rejected: nothing changes
     manager.apply([_read("users/User%3Aalice/clients/app1", {"producer_byte_rate": "10"}, 3)], 3)
     assert enforcer.rate("User:alice", "app1", "produce") == 8192
-    assert "below this enforcer's floor" in manager.state_document()["rejected"][0]["reason"]
+    (problem,) = manager.state_document()["problems"]
+    assert problem["kind"] == "rejected" and "below this enforcer's floor" in problem["reason"]
     assert math.isinf(enforcer.rate("User:bob", "x", "fetch"))
 
 

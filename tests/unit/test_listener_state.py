@@ -8,7 +8,8 @@ import os
 import pytest
 
 from configctl.errors import InvalidInput
-from configctl.listener.state import MAX_STATE_BYTES, SnapshotWriter, encode_state
+from configctl.listener.state import SnapshotWriter
+from configctl.znodes import BrokerStateZNode
 
 pytestmark = pytest.mark.unit
 
@@ -45,9 +46,12 @@ def test_unwritable_state_dir_is_a_one_line_error(tmp_path):
 
 
 def test_state_is_trimmed_below_the_node_size_limit():
-    poison = [{"kind": "notification", "subject": f"n{i}", "reason": "x" * 200} for i in range(20_000)]
-    data = encode_state({"broker_id": 1, "last_applied_change": 5, "poison": poison, "rejected": []})
-    assert len(data) <= MAX_STATE_BYTES
+    problems = [
+        {"kind": "poison", "entity_path": None, "notification": f"n{i}", "reason": "x" * 200}
+        for i in range(20_000)
+    ]
+    data = BrokerStateZNode.encode({"broker_id": 1, "last_applied_change": 5, "problems": problems})
+    assert len(data) <= BrokerStateZNode.MAX_BYTES
     document = json.loads(data)
     assert document["last_applied_change"] == 5
-    assert document["poison"][-1]["subject"] == "n19999"  # the newest are kept
+    assert document["problems"][-1]["notification"] == "n19999"  # the newest are kept

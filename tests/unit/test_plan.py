@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
+import io
+import json
 
-from configctl import desired, plan, secrets
+import pytest
+from rich.console import Console
+
+from configctl import secrets
+from configctl.cli.desired import SUMMARY_AFTER_LINES, render_plan
+from configctl.desired import apply as applying
+from configctl.desired import document as desired
+from configctl.desired import plan
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
-from configctl.zkstore import Change, Stored
+from configctl.zk.configstore import Change, Stored
 
 pytestmark = pytest.mark.unit
 
@@ -225,14 +233,141 @@ def test_new_users_are_written_before_their_clients():
         ),
         [Stored(Entity.of(EntityType.USERS, "User:b"), {}, 0)],
     )
-    phases = plan._phases(result.changes())
+    phases = applying._phases(result.changes())
     assert [[c.entity.path for c in phase] for phase in phases] == [
         ["users/User%3Aa", "users/User%3Ab", "users/User%3Ab/clients/c"],
         ["users/User%3Aa/clients/c"],
     ]
-    assert plan._phases([]) == [[]]
+    assert applying._phases([]) == [[]]
 
 
 def test_looks_encrypted():
     assert plan.looks_encrypted(secrets.PasswordEncoder("s").encode("x"))
     assert not plan.looks_encrypted("plain-password")
+
+
+# -- rendering: names are data, never markup ------------------------------------------------------
+
+ODD_NAMES = ["[/]", "[bold]x", "a\\", "[red]", "[/bold] y [link=x]"]
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "piped"])
+def test_odd_names_render_as_written(terminal):
+    text = "users:\n" + "".join(
+        f"  {json.dumps(name)}: {{producer_byte_rate: 1, clients: {{{json.dumps(name)}: {{consumer_byte_rate: 2}}}}}}\n"
+        for name in ODD_NAMES
+    )
+    result = plan.compute_plan(state(text), [])
+    buffer = io.StringIO()
+    render_plan(Console(file=buffer, force_terminal=terminal, color_system=None, width=200), result)
+    shown = buffer.getvalue()
+    for name in ODD_NAMES:
+        assert f"+ users/{name} (new config node)" in shown
+        assert f"+ users/{name}/clients/{name} (new config node)" in shown
+
+
+# -- summaries: a plan for thousands of entities is read by its shape -----------------------------
+
+
+def test_summary_counts_entity_actions_and_key_changes_per_type():
+    stored = [
+        Stored(ORDERS, {"retention.ms": "1", "segment.ms": "5"}, 3),
+        Stored(OLD, {"retention.ms": "5"}, 4),
+        Stored(Entity.of(TOPIC, "emptied"), {"retention.ms": "1"}, 0),
+        Stored(ALICE, {"producer_byte_rate": "1"}, 1),
+    ]
+    text = (
+        "topics: {orders: {retention.ms: 2}, new: {retention.ms: 1, cleanup.policy: [delete]}, emptied: {}}\n"
+        "users: {User:alice: {producer_byte_rate: 5}}\n"
+    )
+    result = plan.compute_plan(state(text), stored, prune=True)
+    assert result.summary() == {
+        "topics": {
+            "entities": {"create": 1, "update": 1, "clear": 1, "prune": 1, "replace": 0},
+            "keys": {"add": 2, "change": 1, "delete": 3},
+        },
+        "users": {
+            "entities": {"create": 0, "update": 1, "clear": 0, "prune": 0, "replace": 0},
+            "keys": {"add": 0, "change": 1, "delete": 0},
+        },
+    }
+    assert result.to_json()["summary"] == result.summary()
+    assert result.lines == 5 + 7 + 1
+
+
+def rendered(result: plan.Plan, detail: str | None = None) -> list[str]:
+    buffer = io.StringIO()
+    render_plan(Console(file=buffer, force_terminal=False, width=200), result, detail)
+    return buffer.getvalue().splitlines()
+
+
+def test_a_long_plan_is_summarized_unless_full_is_asked_for():
+    text = "topics:\n" + "".join(f"  t{i:03d}: {{retention.ms: {i}}}\n" for i in range(600))
+    result = plan.compute_plan(state(text), [Stored(ORDERS, {"retention.ms": "1"}, 0)], prune=True)
+    assert result.lines == 1203 > SUMMARY_AFTER_LINES
+    assert rendered(result) == [
+        "Plan summary (--full shows every key; the full plan has 1,203 lines):",
+        "  topics  600 created, 1 pruned; keys: 600 to add, 0 to change, 1 to delete",
+        "Plan: 600 to add, 0 to change, 1 to delete, on 601 of 601 entities examined.",
+    ]
+    full = rendered(result, "full")
+    assert len(full) == 1203 and full[2] == "+ topics/t000 (new config node)"
+    assert full[-1] == rendered(result)[-1]
+
+
+def test_a_short_plan_is_shown_in_full_unless_summary_is_asked_for():
+    result = plan.compute_plan(state("topics: {orders: {retention.ms: 2}}\nusers: {User:alice: {}}"), [])
+    assert rendered(result) == [
+        "+ topics/orders (new config node)",
+        '    + retention.ms = "2"',
+        "Plan: 1 to add, 0 to change, 0 to delete, on 1 of 2 entities examined.",
+    ]
+    assert rendered(result, "summary") == [
+        "Plan summary (--full shows every key):",
+        "  topics  1 created; keys: 1 to add, 0 to change, 0 to delete",
+        "Plan: 1 to add, 0 to change, 0 to delete, on 1 of 2 entities examined.",
+    ]
+    nothing = plan.compute_plan(state("topics: {orders: {}}"), [])
+    assert (
+        rendered(nothing, "summary")
+        == rendered(nothing)
+        == ["No changes: ZooKeeper matches f.yaml (1 entities examined)."]
+    )
+
+
+# -- files exported with --no-secrets: secrets are kept, never deleted ---------------------------
+
+
+def test_a_file_without_its_secrets_keeps_the_stored_ones():
+    credential = secrets.scram_credential("SCRAM-SHA-256", "pw", 4096)
+    bob = Entity.of(EntityType.USERS, "bob")
+    stored = [
+        Stored(ALICE, {"SCRAM-SHA-256": credential, "producer_byte_rate": "1"}, 2),
+        Stored(bob, {"SCRAM-SHA-512": credential.replace("4096", "8192")}, 0),
+        Stored(
+            Entity.of(EntityType.USERS, "carol"), {"SCRAM-SHA-256": credential, "producer_byte_rate": "9"}, 5
+        ),
+    ]
+    text = "x-configctl-secrets: omitted\nusers: {User:alice: {producer_byte_rate: 2}}\n"
+    result = plan.compute_plan(state(text), stored, prune=True)
+    # alice: the quota changes, her credential stays; bob (secrets only) is untouched; carol loses the quota
+    assert kinds(result) == {
+        "users/User%3Aalice": [("change", "producer_byte_rate")],
+        "users/carol": [("delete", "producer_byte_rate")],
+    }
+    alice, carol = result.entities
+    assert alice.target == {"producer_byte_rate": "2", "SCRAM-SHA-256": credential}
+    assert carol.target == {"SCRAM-SHA-256": credential} and carol.pruned
+    # a secret the file does name is managed as usual
+    named = plan.compute_plan(
+        state("x-configctl-secrets: omitted\nusers: {User:alice: {SCRAM-SHA-256: password=new}}"), stored
+    )
+    (changed,) = named.entities
+    assert [(d.kind, d.name) for d in changed.diff] == [
+        ("change", "SCRAM-SHA-256"),
+        ("delete", "producer_byte_rate"),
+    ]
+    # without the marker the same file deletes the credential, as the file says
+    assert ("delete", "SCRAM-SHA-256") in kinds(plan.compute_plan(state(text.split("\n", 1)[1]), stored))[
+        "users/User%3Aalice"
+    ]

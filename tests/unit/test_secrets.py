@@ -1,8 +1,9 @@
 """SCRAM credentials, password.encoder encryption and masking, checked against Kafka's formats.
 
-The known answers below were produced by a few lines of Java calling javax.crypto exactly as Kafka's
-ScramFormatter and EncryptingPasswordEncoder do (PBKDF2 SecretKeyFactory, AES Cipher, Base64),
-with fixed salts and IVs, on OpenJDK 17.
+The SCRAM known answers were produced by a few lines of Java calling javax.crypto exactly as Kafka's
+ScramFormatter does. The password-encoder known answers are the output of Kafka 3.9's own
+EncryptingPasswordEncoder (tag 3.9.0-rc3, compiled and run on OpenJDK 17) with its randomness pinned
+by a SecureRandom provider that hands out the fixed salt and IVs below.
 """
 
 from __future__ import annotations
@@ -277,26 +278,97 @@ FIXED_SALT_B64 = base64.b64encode(FIXED_SALT).decode()
 IV16 = bytes(0xA0 + i for i in range(16))
 IV12 = bytes(0xB0 + i for i in range(12))
 
+# Kafka joins a java.util.HashMap, so this field order is Kafka's (and the same for every cipher).
 CBC_KAT = (
-    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CBC/PKCS5Padding,keyLength:128,"
-    f"salt:{FIXED_SALT_B64},iterations:4096,encryptedPassword:wxB6xphf1JneqvIkRwj2OqsN7dklozzNzmzMOniNhi8=,"
-    f"passwordLength:18,initializationVector:oKGio6SlpqeoqaqrrK2urw=="
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:128,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CBC/PKCS5Padding,iterations:4096,"
+    f"passwordLength:18,encryptedPassword:wxB6xphf1JneqvIkRwj2OqsN7dklozzNzmzMOniNhi8="
 )
 GCM_KAT = (
-    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/GCM/NoPadding,keyLength:256,"
-    f"salt:{FIXED_SALT_B64},iterations:4096,"
-    f"encryptedPassword:ChIL4dbSiqwGx5v9rbgniPQmSbZn5mmY+NzEtyr2Q8gTOKgYeXY=,"
-    f"passwordLength:18,initializationVector:sLGys7S1tre4ubq7,authenticationTagLength:128"
+    f"initializationVector:sLGys7S1tre4ubq7,keyLength:256,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/GCM/NoPadding,authenticationTagLength:128,"
+    f"iterations:4096,passwordLength:18,encryptedPassword:ChIL4dbSiqwGx5v9rbgniPQmSbZn5mmY+NzEtyr2Q8gTOKgYeXY="
 )
 SHA1_KAT = (
-    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA1,cipherAlgorithm:AES/CBC/PKCS5Padding,keyLength:128,"
-    f"salt:{FIXED_SALT_B64},iterations:1024,encryptedPassword:ch2E4YyI/zoGxdLDcXXcIsWYpWHVymBH4O9QB86nZmA=,"
-    f"passwordLength:18,initializationVector:oKGio6SlpqeoqaqrrK2urw=="
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:128,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA1,cipherAlgorithm:AES/CBC/PKCS5Padding,iterations:1024,"
+    f"passwordLength:18,encryptedPassword:ch2E4YyI/zoGxdLDcXXcIsWYpWHVymBH4O9QB86nZmA="
+)
+# One per cipher Kafka's PasswordEncoderTest adds beyond AES/CBC and AES/GCM, with the settings it uses.
+IV8 = bytes(0xC0 + i for i in range(8))
+DES_KAT = (  # testEncoderConfigChange's encoder: PBKDF2WithHmacSHA1, DES/CBC/PKCS5Padding, 64, 1024
+    f"initializationVector:wMHCw8TFxsc=,keyLength:64,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA1,cipherAlgorithm:DES/CBC/PKCS5Padding,iterations:1024,"
+    f"passwordLength:18,encryptedPassword:ldCnzPdoMOwBsUoecJiOnOU1fKBbTz2T"
+)
+DESEDE_KAT = (
+    f"initializationVector:wMHCw8TFxsc=,keyLength:192,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:DESede/CBC/PKCS5Padding,iterations:4096,"
+    f"passwordLength:18,encryptedPassword:iIYlBkVFj7jOXNT5zBcpSO4VOaKYZcY+"
+)
+CFB_KAT = (
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:128,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CFB/PKCS5Padding,iterations:4096,"
+    f"passwordLength:18,encryptedPassword:lfPguGkljxBJ8yrqJ56dkWXQFUPsvIvtkGg8LLYSWKI="
+)
+OFB_KAT = (
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:128,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/OFB/PKCS5Padding,iterations:4096,"
+    f"passwordLength:18,encryptedPassword:lfPguGkljxBJ8yrqJ56dkbUm5kVAS5WCM99mIByT1hI="
+)
+SHA256_KAT = (
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:128,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA256,cipherAlgorithm:AES/CBC/PKCS5Padding,iterations:4096,"
+    f"passwordLength:18,encryptedPassword:2j/CAUuR88vzT9TdvHQ7ygpvqCP61U04WFeZXjOtxH0="
+)
+# The other AES key lengths with the new modes (Kafka's test uses 128 only; Java accepts all three).
+CFB256_KAT = (
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:256,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CFB/PKCS5Padding,iterations:2048,"
+    f"passwordLength:18,encryptedPassword:SGimHbAb9IRFthEBm8vueTGpMil1vGIGAwSoHsxr5uE="
+)
+OFB192_KAT = (
+    f"initializationVector:oKGio6SlpqeoqaqrrK2urw==,keyLength:192,salt:{FIXED_SALT_B64},"
+    f"keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/OFB/PKCS5Padding,iterations:4096,"
+    f"passwordLength:18,encryptedPassword:zH1SyaxZZ5lIGSf4mWJF1pWxT4R24BzE4liX8RqLib8="
 )
 KATS = [
     (CBC_KAT, {}, IV16),
     (GCM_KAT, {"cipher_algorithm": "AES/GCM/NoPadding", "key_length": 256}, IV12),
     (SHA1_KAT, {"key_factory_algorithm": "PBKDF2WithHmacSHA1", "iterations": 1024}, IV16),
+    (
+        DES_KAT,
+        {
+            "key_factory_algorithm": "PBKDF2WithHmacSHA1",
+            "cipher_algorithm": "DES/CBC/PKCS5Padding",
+            "key_length": 64,
+            "iterations": 1024,
+        },
+        IV8,
+    ),
+    (DESEDE_KAT, {"cipher_algorithm": "DESede/CBC/PKCS5Padding", "key_length": 192}, IV8),
+    (CFB_KAT, {"cipher_algorithm": "AES/CFB/PKCS5Padding"}, IV16),
+    (OFB_KAT, {"cipher_algorithm": "AES/OFB/PKCS5Padding"}, IV16),
+    (SHA256_KAT, {"key_factory_algorithm": "PBKDF2WithHmacSHA256"}, IV16),
+    (CFB256_KAT, {"cipher_algorithm": "AES/CFB/PKCS5Padding", "key_length": 256, "iterations": 2048}, IV16),
+    (OFB192_KAT, {"cipher_algorithm": "AES/OFB/PKCS5Padding", "key_length": 192}, IV16),
+]
+# Every cipher and key length the encoder takes: what javax.crypto accepts for each name.
+CIPHER_KEY_LENGTHS = [
+    ("AES/CBC/PKCS5Padding", 128),
+    ("AES/CBC/PKCS5Padding", 192),
+    ("AES/CBC/PKCS5Padding", 256),
+    ("AES/CFB/PKCS5Padding", 128),
+    ("AES/CFB/PKCS5Padding", 192),
+    ("AES/CFB/PKCS5Padding", 256),
+    ("AES/OFB/PKCS5Padding", 128),
+    ("AES/OFB/PKCS5Padding", 192),
+    ("AES/OFB/PKCS5Padding", 256),
+    ("AES/GCM/NoPadding", 128),
+    ("AES/GCM/NoPadding", 192),
+    ("AES/GCM/NoPadding", 256),
+    ("DES/CBC/PKCS5Padding", 64),
+    ("DESede/CBC/PKCS5Padding", 192),
 ]
 
 
@@ -354,13 +426,19 @@ def test_password_encoder_decodes_a_value_built_by_hand():
     assert PasswordEncoder("the-secret").decode(encoded) == password
 
 
+@pytest.mark.filterwarnings("error")  # the old ciphers must not reach deprecated library paths
 @pytest.mark.parametrize(
     ("cipher", "key_length", "iv_len", "extra"),
     [
         ("AES/CBC/PKCS5Padding", 128, 16, set()),
         ("AES/CBC/PKCS5Padding", 256, 16, set()),
+        ("AES/CFB/PKCS5Padding", 192, 16, set()),
+        ("AES/OFB/PKCS5Padding", 256, 16, set()),
         ("AES/GCM/NoPadding", 128, 12, {"authenticationTagLength"}),
         ("AES/GCM/NoPadding", 192, 12, {"authenticationTagLength"}),
+        # Java's IV for DES and DESede in CBC mode is one 8-byte block.
+        ("DES/CBC/PKCS5Padding", 64, 8, set()),
+        ("DESede/CBC/PKCS5Padding", 192, 8, set()),
     ],
 )
 def test_password_encoder_output_shape(cipher, key_length, iv_len, extra):
@@ -394,10 +472,12 @@ def test_password_encoder_output_shape(cipher, key_length, iv_len, extra):
     assert encoder.decode(first) == encoder.decode(second) == "pw"
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.sampled_from(["AES/CBC/PKCS5Padding", "AES/GCM/NoPadding"]), st.text(max_size=40))
-def test_password_encoder_round_trip(cipher, password):
-    encoder = PasswordEncoder(SECRET, cipher_algorithm=cipher)
+@pytest.mark.filterwarnings("error")
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(CIPHER_KEY_LENGTHS), st.text(max_size=40))
+def test_password_encoder_round_trip(cipher_key_length, password):
+    cipher, key_length = cipher_key_length
+    encoder = PasswordEncoder(SECRET, cipher_algorithm=cipher, key_length=key_length, iterations=1024)
     assert encoder.decode(encoder.encode(password)) == password
 
 
@@ -445,6 +525,16 @@ def _flip(b64: str, index: int) -> str:
         (GCM_KAT, "authenticationTagLength", lambda v: "96"),
         (GCM_KAT, "cipherAlgorithm", lambda v: "AES/CBC/PKCS5Padding"),
         (CBC_KAT, "cipherAlgorithm", lambda v: "AES/GCM/NoPadding"),
+        (CBC_KAT, "cipherAlgorithm", lambda v: "AES/CFB/PKCS5Padding"),
+        (CFB_KAT, "cipherAlgorithm", lambda v: "AES/OFB/PKCS5Padding"),
+        (CFB_KAT, "encryptedPassword", lambda v: _flip(v, -1)),
+        (OFB_KAT, "encryptedPassword", lambda v: _flip(v, -1)),
+        (OFB_KAT, "keyLength", lambda v: "192"),
+        (DES_KAT, "salt", lambda v: _flip(v, 0)),
+        (DES_KAT, "encryptedPassword", lambda v: _flip(v, -1)),
+        (DES_KAT, "cipherAlgorithm", lambda v: "DESede/CBC/PKCS5Padding"),
+        (DESEDE_KAT, "keyFactoryAlgorithm", lambda v: "PBKDF2WithHmacSHA1"),
+        (DESEDE_KAT, "encryptedPassword", lambda v: _flip(v, -1)),
     ],
 )
 def test_password_encoder_detects_tampering(kat, field, tamper):
@@ -478,9 +568,9 @@ def _with(kat: str, field: str, value: str) -> str:
         (_without(CBC_KAT, "initializationVector"), "missing field initializationVector"),
         (_without(CBC_KAT, "passwordLength"), "missing field passwordLength"),
         (_without(GCM_KAT, "authenticationTagLength"), "missing field authenticationTagLength"),
-        (_with(CBC_KAT, "cipherAlgorithm", "DES/CBC/PKCS5Padding"), "unsupported cipherAlgorithm"),
+        (_with(CBC_KAT, "cipherAlgorithm", "AES/ECB/PKCS5Padding"), "unsupported cipherAlgorithm"),
         (_with(CBC_KAT, "keyFactoryAlgorithm", "PBKDF2WithHmacMD5"), "unsupported keyFactoryAlgorithm"),
-        (_with(CBC_KAT, "keyLength", "100"), "keyLength 100 is not an AES key length"),
+        (_with(CBC_KAT, "keyLength", "100"), "keyLength 100 does not fit AES/CBC/PKCS5Padding"),
         (_with(CBC_KAT, "keyLength", "abc"), "keyLength is not an integer"),
         (_with(CBC_KAT, "iterations", "0"), "iterations 0 is outside"),
         (_with(CBC_KAT, "iterations", "999999999"), "iterations 999999999 is outside"),
@@ -494,12 +584,35 @@ def _with(kat: str, field: str, value: str) -> str:
         (_with(CBC_KAT, "encryptedPassword", "A" * 22 + "=="), "padding check failed"),
         (
             _with(CBC_KAT, "initializationVector", "QUJD"),
-            "initializationVector must be 16 bytes for CBC, not 3",
+            "initializationVector must be 16 bytes for AES/CBC/PKCS5Padding, not 3",
         ),
         (_with(GCM_KAT, "initializationVector", "QUJD"), "initializationVector of 3 bytes is not usable"),
         (_with(GCM_KAT, "encryptedPassword", "QUJD"), "shorter than its authentication tag"),
         (_with(GCM_KAT, "authenticationTagLength", "127"), "not a GCM tag length"),
         (CBC_KAT + ",salt:QUJD", "field 'salt' appears twice"),
+        (
+            _with(DES_KAT, "keyLength", "128"),
+            r"keyLength 128 does not fit DES/CBC/PKCS5Padding \(expected 64\)",
+        ),
+        # Java refuses two-key (128-bit) DESede keys.
+        (_with(DESEDE_KAT, "keyLength", "128"), r"does not fit DESede/CBC/PKCS5Padding \(expected 192\)"),
+        (
+            _with(CFB_KAT, "keyLength", "64"),
+            r"does not fit AES/CFB/PKCS5Padding \(expected 128, 192 or 256\)",
+        ),
+        (
+            _with(DES_KAT, "initializationVector", "oKGio6SlpqeoqaqrrK2urw=="),
+            "initializationVector must be 8 bytes for DES/CBC/PKCS5Padding, not 16",
+        ),
+        (
+            _with(OFB_KAT, "initializationVector", "wMHCw8TFxsc="),
+            "initializationVector must be 16 bytes for AES/OFB/PKCS5Padding, not 8",
+        ),
+        # Java wants whole blocks for padded CFB and OFB too, though the modes themselves do not.
+        (_with(CFB_KAT, "encryptedPassword", "QUJD"), "not a whole number of AES blocks"),
+        (_with(OFB_KAT, "encryptedPassword", "A" * 32), "not a whole number of AES blocks"),
+        (_with(DES_KAT, "encryptedPassword", "QUJDREVGRw=="), "not a whole number of DES blocks"),
+        (_with(DESEDE_KAT, "encryptedPassword", ""), "not a whole number of DESede blocks"),
     ],
 )
 def test_password_encoder_malformed_values(encoded, detail):
@@ -522,7 +635,19 @@ def test_password_encoder_decode_only_raises_invalid_input(text):
     ("kwargs", "message"),
     [
         ({"cipher_algorithm": "AES/ECB/PKCS5Padding"}, "unsupported password.encoder.cipher.algorithm"),
-        ({"key_length": 100}, "must be 128, 192 or 256"),
+        ({"key_length": 100}, "must be 128, 192 or 256 for AES/CBC/PKCS5Padding"),
+        ({"cipher_algorithm": "AES/CFB8/NoPadding"}, "unsupported password.encoder.cipher.algorithm"),
+        ({"cipher_algorithm": "DES/ECB/PKCS5Padding"}, "unsupported password.encoder.cipher.algorithm"),
+        # Each cipher takes only the key lengths javax.crypto accepts (the default 128 is not one for DES).
+        ({"cipher_algorithm": "DES/CBC/PKCS5Padding"}, "key.length 128 must be 64 for DES/CBC/PKCS5Padding"),
+        (
+            {"cipher_algorithm": "DESede/CBC/PKCS5Padding", "key_length": 128},
+            "key.length 128 must be 192 for DESede/CBC/PKCS5Padding",
+        ),
+        (
+            {"cipher_algorithm": "AES/OFB/PKCS5Padding", "key_length": 64},
+            "key.length 64 must be 128, 192 or 256 for AES/OFB/PKCS5Padding",
+        ),
         ({"iterations": 100}, "password.encoder.iterations 100"),
         ({"iterations": 10**9}, "password.encoder.iterations"),
         ({"key_factory_algorithm": "PBKDF2WithHmacMD5"}, "unsupported password.encoder.keyfactory.algorithm"),
@@ -540,6 +665,115 @@ def test_password_encoder_needs_a_secret():
 
 def test_password_encoder_repr_hides_the_secret():
     assert SECRET not in repr(PasswordEncoder(SECRET))
+
+
+# -- password.encoder: Kafka 3.9 PasswordEncoderTest, case by case ---------------------------------
+# server-common/src/test/java/org/apache/kafka/security/PasswordEncoderTest.java at tag 3.9.0-rc3.
+# Kafka's null key factory means "PBKDF2WithHmacSHA512 when the JVM has it", which ours always is.
+
+KAFKA_TEST_SECRET = "password-encoder-secret"
+KAFKA_TEST_PASSWORD = "test-password"
+
+
+def _verify_encoded_password(encoder: PasswordEncoder, password: str, encoded: str) -> None:
+    """Kafka 3.9 PasswordEncoderTest.verifyEncodedPassword: length field, three Base64 fields, round trip."""
+    fields = _fields(encoded)
+    assert fields["passwordLength"] == str(len(password))
+    for name in ("salt", "initializationVector", "encryptedPassword"):
+        assert base64.b64decode(fields[name], validate=True), name
+    assert encoder.decode(encoded) == password
+
+
+def test_kafka_encode_decode():
+    """Kafka 3.9 PasswordEncoderTest.testEncodeDecode: the defaults are written into the value."""
+    encoder = PasswordEncoder(KAFKA_TEST_SECRET)
+    encoded = encoder.encode(KAFKA_TEST_PASSWORD)
+    fields = _fields(encoded)
+    assert fields["iterations"] == "4096"
+    assert fields["keyLength"] == "128"
+    assert fields["keyFactoryAlgorithm"] == "PBKDF2WithHmacSHA512"
+    assert fields["cipherAlgorithm"] == "AES/CBC/PKCS5Padding"
+    _verify_encoded_password(encoder, KAFKA_TEST_PASSWORD, encoded)
+
+
+@pytest.mark.filterwarnings("error")
+def test_kafka_encoder_config_change():
+    """Kafka 3.9 PasswordEncoderTest.testEncoderConfigChange: DES written, read back under other settings."""
+    encoder = PasswordEncoder(
+        KAFKA_TEST_SECRET,
+        key_factory_algorithm="PBKDF2WithHmacSHA1",
+        cipher_algorithm="DES/CBC/PKCS5Padding",
+        key_length=64,
+        iterations=1024,
+    )
+    encoded = encoder.encode(KAFKA_TEST_PASSWORD)
+    fields = _fields(encoded)
+    assert fields["iterations"] == "1024"
+    assert fields["keyLength"] == "64"
+    assert fields["keyFactoryAlgorithm"] == "PBKDF2WithHmacSHA1"
+    assert fields["cipherAlgorithm"] == "DES/CBC/PKCS5Padding"
+
+    # Decoding works even when the cipher, key length and iterations have been changed since.
+    decoder = PasswordEncoder(
+        KAFKA_TEST_SECRET,
+        key_factory_algorithm="PBKDF2WithHmacSHA1",
+        cipher_algorithm="AES/CBC/PKCS5Padding",
+        key_length=128,
+        iterations=2048,
+    )
+    assert decoder.decode(encoded) == KAFKA_TEST_PASSWORD
+
+    # Decoding fails when the secret has been changed.
+    decoder2 = PasswordEncoder(
+        "secret-2",
+        key_factory_algorithm="PBKDF2WithHmacSHA1",
+        cipher_algorithm="AES/CBC/PKCS5Padding",
+        key_length=128,
+        iterations=1024,
+    )
+    with pytest.raises(InvalidInput, match=r"wrong password\.encoder\.secret or corrupt value"):
+        decoder2.decode(encoded)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize(
+    ("key_factory", "cipher", "key_length"),
+    [
+        (None, "DES/CBC/PKCS5Padding", 64),
+        (None, "DESede/CBC/PKCS5Padding", 192),
+        (None, "AES/CBC/PKCS5Padding", 128),
+        (None, "AES/CFB/PKCS5Padding", 128),
+        (None, "AES/OFB/PKCS5Padding", 128),
+        ("PBKDF2WithHmacSHA1", "AES/CBC/PKCS5Padding", 128),
+        (None, "AES/GCM/NoPadding", 128),
+        ("PBKDF2WithHmacSHA256", "AES/CBC/PKCS5Padding", 128),
+        ("PBKDF2WithHmacSHA512", "AES/CBC/PKCS5Padding", 128),
+    ],
+)
+def test_kafka_encode_decode_algorithms(key_factory, cipher, key_length):
+    """Kafka 3.9 PasswordEncoderTest.testEncodeDecodeAlgorithms (via verifyEncodeDecode), row by row."""
+    options = {} if key_factory is None else {"key_factory_algorithm": key_factory}
+    encoder = PasswordEncoder(KAFKA_TEST_SECRET, cipher_algorithm=cipher, key_length=key_length, **options)
+    encoded = encoder.encode(KAFKA_TEST_PASSWORD)
+    assert _fields(encoded)["keyFactoryAlgorithm"] == (key_factory or "PBKDF2WithHmacSHA512")
+    _verify_encoded_password(encoder, KAFKA_TEST_PASSWORD, encoded)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize(("cipher", "key_length"), CIPHER_KEY_LENGTHS)
+def test_kafka_wrong_secret_fails_for_every_cipher(cipher, key_length):
+    """Kafka 3.9 PasswordEncoderTest.testEncoderConfigChange: a changed secret fails, here for every cipher."""
+    encoded = PasswordEncoder(KAFKA_TEST_SECRET, cipher_algorithm=cipher, key_length=key_length)._encode_with(
+        KAFKA_TEST_PASSWORD, salt=FIXED_SALT, iv=_fixed_iv(cipher)
+    )
+    with pytest.raises(InvalidInput, match=r"wrong password\.encoder\.secret or corrupt value"):
+        PasswordEncoder("secret-2").decode(encoded)
+
+
+def _fixed_iv(cipher: str) -> bytes:
+    if cipher.startswith("DES"):
+        return IV8
+    return IV12 if "GCM" in cipher else IV16
 
 
 # -- masking --------------------------------------------------------------------------------------
@@ -578,3 +812,34 @@ def test_masking_never_leaks(config):
     assert set(masked.values()) <= {MASK}
     assert all(v.startswith("sha256:") and len(v) == 7 + 64 for v in digested.values())
     assert mask_config(config, lambda k: False) == digest_config(config, lambda k: False) == config
+
+
+# -- keyed digests (issue 13: digests a weak secret cannot be guessed from offline) ----------------
+
+
+def test_without_a_key_the_digest_is_contract_4s_sha256_of_the_value():
+    import hashlib as _hashlib
+
+    assert digest("pw") == "sha256:" + _hashlib.sha256(b"pw").hexdigest()
+
+
+def test_a_fleet_key_makes_digests_unguessable_yet_comparable():
+    key = b"0123456789abcdef-fleet"
+    assert digest("pw", key) == digest("pw", key)  # equal values still compare equal across the fleet
+    assert digest("pw", key) != digest("pw")  # but a guess cannot be checked without the key
+    assert digest("pw", key) != digest("pw", b"another-key-0123456")
+    assert digest("pw", key).startswith("sha256:") and len(digest("pw", key)) == len("sha256:") + 64
+
+
+def test_the_digest_key_file_is_read_and_checked(tmp_path, monkeypatch):
+    from configctl.secrets import DIGEST_KEY_ENV, read_digest_key
+
+    monkeypatch.delenv(DIGEST_KEY_ENV, raising=False)
+    assert read_digest_key() is None
+    path = tmp_path / "key"
+    path.write_bytes(b"0123456789abcdef-fleet\n")
+    monkeypatch.setenv(DIGEST_KEY_ENV, str(path))
+    assert read_digest_key() == b"0123456789abcdef-fleet"
+    path.write_bytes(b"short")
+    with pytest.raises(InvalidInput, match="at least 16 bytes"):
+        read_digest_key()

@@ -1,4 +1,4 @@
-"""Desired-state files (Contract 6): read, check and write the YAML/JSON that ``plan``/``apply``/``export`` use.
+"""What a desired-state file means (Contract 6): read, check and build the documents of ``plan``/``apply``/``export``.
 
 A desired-state file is keyed by entity type, then by the plain entity name, then config key ->
 value; a user entry may nest ``clients:`` for user+client entities::
@@ -6,18 +6,15 @@ value; a user entry may nest ``clients:`` for user+client entities::
     topics:
       orders: {retention.ms: 86400000, cleanup.policy: [compact, delete]}
     users:
-      User:alice:
+      alice:
         producer_byte_rate: 1048576
         clients:
           app1: {consumer_byte_rate: 2048}
 
-Operators keep these files in version control, so reading one must be predictable and every
-mistake must be reported at once, with the file, line, entity and key. Two choices follow:
+Every mistake must be reported at once, with the file, line, entity and key. The text itself
+(YAML 1.2-style scalars, duplicate keys, lines) is :mod:`configctl.desired.syntax`'s business;
+this module gives it meaning:
 
-* Scalars are read the YAML 1.2 way, not PyYAML's YAML 1.1 way: only ``true``/``false`` are
-  booleans and only plain decimal numbers are numbers. ``1:2`` (a throttled-replica pair, which
-  YAML 1.1 reads as the base-60 number 62), ``0x10``, ``010``, ``1_000`` and ``yes``/``off`` stay
-  the text that was written. Entity names and config keys are always the text as written.
 * A user entry holding only ``clients:`` lists its clients, not the user: the user's own
   overrides (SCRAM credentials, quotas) are left alone unless the entry also names some keys.
 * Top-level keys other than the five entity types are mistakes, except ``x-...`` keys, which
@@ -28,7 +25,7 @@ mistake must be reported at once, with the file, line, entity and key. Two choic
 
 Secrets: a SCRAM key may be given as the stored credential (``salt=...``, what ``export``
 writes) or as ``[iterations=N,]password=SECRET``; a broker password config may be given as the
-stored encrypted value or in plain text. Plain forms stay plain here; :mod:`configctl.plan`
+stored encrypted value or in plain text. Plain forms stay plain here; :mod:`configctl.desired.plan`
 compares them with what is stored (without a spurious diff) and turns them into stored form.
 
 Pure apart from reading the file.
@@ -36,41 +33,28 @@ Pure apart from reading the file.
 
 from __future__ import annotations
 
-import json
-import math
-import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from configctl import catalogue, secrets, validation, values
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.desired import syntax
+from configctl.desired.syntax import LinedMap
+from configctl.entities import TYPE_ORDER, Entity, EntityType, name_sort_key
 from configctl.errors import InvalidInput, ValidationFailed
-from configctl.files import read_bytes, read_limited
+from configctl.files import read_bytes, read_stdin
 
-TYPE_ORDER = (EntityType.TOPICS, EntityType.CLIENTS, EntityType.USERS, EntityType.BROKERS, EntityType.IPS)
 CLIENTS_KEY = "clients"
 EXTENSION_PREFIX = "x-"
 """Top-level keys starting with this are ignored: they hold YAML anchors (``x-defaults: &d {...}``)."""
+SECRETS_MARKER = "x-configctl-secrets"
+SECRETS_OMITTED = "omitted"
+"""``x-configctl-secrets: omitted`` (written by ``export --no-secrets``): the file leaves sensitive keys
+out, so plan and apply keep the stored ones instead of deleting them (see :class:`DesiredState`)."""
 MAX_PROBLEMS_SHOWN = 100
 """A file with thousands of mistakes would make an unreadable line; the count is always given."""
-
-_YAML_TAG = "tag:yaml.org,2002:"
-_DECIMAL_INT_RE = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_DECIMAL_FLOAT_RE = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_INFINITY_RE = re.compile(r"([-+]?)\.(?:inf|Inf|INF)")
-_NAN_RE = re.compile(r"\.(?:nan|NaN|NAN)")
-
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Only used to compose nodes; the conversion to values is ours (see :func:`_value`)."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +65,16 @@ class DesiredState:
     and broker password values may still be in plain form, see the module docstring), in file
     order. ``types`` are the entity types the file has a section for: ``--prune`` only removes
     overrides of unlisted entities of these types, so a topics-only file never touches users.
+
+    ``secrets_omitted`` (the file says :data:`SECRETS_MARKER`: omitted) makes sensitive keys
+    unmanaged unless the file names them: a key the file does not list is kept as stored when it
+    is sensitive (SCRAM credentials, broker passwords), for listed and pruned entities alike.
     """
 
     source: str
     configs: Mapping[Entity, Mapping[str, str]]
     types: frozenset[EntityType]
+    secrets_omitted: bool = False
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -94,20 +83,11 @@ class DesiredState:
 # -- reading ------------------------------------------------------------------------------------
 
 
-class _Map(dict):  # type: ignore[type-arg]
-    """A mapping that remembers the line of each key (None for JSON)."""
-
-    def __init__(self, line: int | None = None) -> None:
-        super().__init__()
-        self.line = line
-        self.lines: dict[str, int | None] = {}
-
-
 def read_source(path: str | Path) -> tuple[bytes, str]:
     """The raw bytes of a desired-state file and the name to use in messages (``-`` is stdin)."""
     name = str(path)
     if name == "-":
-        return read_limited(sys.stdin.buffer, "<stdin>"), "<stdin>"
+        return read_stdin("<stdin>"), "<stdin>"
     return read_bytes(name), name
 
 
@@ -131,7 +111,7 @@ def parse(
     text: str, *, source: str = "<desired>", is_json: bool = False, allow_custom: bool = False
 ) -> DesiredState:
     """Parse and check desired-state text; every problem in it is reported in one error."""
-    document = _parse_json(text, source) if is_json else _parse_yaml(text, source)
+    document = syntax.parse_json(text, source) if is_json else syntax.parse_yaml(text, source)
     problems: list[str] = []
     state = _read_document(document, source, problems, allow_custom=allow_custom)
     if problems:
@@ -153,130 +133,7 @@ def _failure(problems: list[str]) -> ValidationFailed:
     return error
 
 
-def _parse_yaml(text: str, source: str) -> Any:
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        what = " ".join(str(part) for part in (exc.context, exc.problem) if part)
-        raise InvalidInput(f"{where}: invalid YAML: {' '.join(what.split())}") from None
-    except yaml.YAMLError as exc:
-        raise InvalidInput(f"{source}: invalid YAML: {' '.join(str(exc).split())}") from None
-    if node is None:
-        return None
-    return _value(node, source, depth=0)
-
-
-def _value(node: yaml.Node, source: str, depth: int) -> Any:
-    """A composed YAML node as plain Python values (mappings as :class:`_Map`)."""
-    line = node.start_mark.line + 1
-    if depth > 50:
-        raise InvalidInput(f"{source}:{line}: the document is nested too deeply")
-    if isinstance(node, yaml.MappingNode):
-        result = _Map(line)
-        explicit: dict[str, int] = {}
-        merged: list[tuple[str, int, yaml.Node]] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == _YAML_TAG + "merge":
-                merged.extend(_merge_sources(value_node, source))
-                continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise InvalidInput(f"{source}:{key_node.start_mark.line + 1}: a key must be a plain name")
-            key, key_line = key_node.value, key_node.start_mark.line + 1
-            if key in explicit:
-                raise InvalidInput(
-                    f"{source}:{key_line}: duplicate key {key!r} (first given at line {explicit[key]})"
-                )
-            explicit[key] = key_line
-        # YAML merge keys (<<: *defaults): merged entries first, explicit ones override them.
-        for key, key_line, value_node in merged:
-            result[key] = _value(value_node, source, depth + 1)
-            result.lines[key] = key_line
-        for key_node, value_node in node.value:
-            if key_node.tag == _YAML_TAG + "merge":
-                continue
-            result[key_node.value] = _value(value_node, source, depth + 1)
-            result.lines[key_node.value] = key_node.start_mark.line + 1
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_value(item, source, depth + 1) for item in node.value]
-    return _scalar(node, source)
-
-
-def _merge_sources(node: yaml.Node, source: str) -> list[tuple[str, int, yaml.Node]]:
-    sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
-    entries: list[tuple[str, int, yaml.Node]] = []
-    seen: set[str] = set()
-    for mapping in sources:  # the first mapping listed wins, as YAML's merge key says
-        if not isinstance(mapping, yaml.MappingNode):
-            raise InvalidInput(
-                f"{source}:{mapping.start_mark.line + 1}: '<<' needs a mapping or list of mappings"
-            )
-        for key_node, value_node in mapping.value:
-            is_key = isinstance(key_node, yaml.ScalarNode) and key_node.tag != _YAML_TAG + "merge"
-            if is_key and key_node.value not in seen:
-                seen.add(key_node.value)
-                entries.append((key_node.value, key_node.start_mark.line + 1, value_node))
-    return entries
-
-
-def _scalar(node: yaml.Node, source: str) -> Any:
-    """YAML 1.2-style scalars: see the module docstring for why."""
-    text, tag = node.value, node.tag
-    if tag == _YAML_TAG + "null":
-        return None
-    if tag == _YAML_TAG + "bool":
-        return text.lower() == "true" if text.lower() in ("true", "false") else text
-    if tag == _YAML_TAG + "int":
-        return int(text) if _DECIMAL_INT_RE.fullmatch(text) else text
-    if tag == _YAML_TAG + "float":
-        if _DECIMAL_FLOAT_RE.fullmatch(text):
-            return float(text)
-        infinity = _INFINITY_RE.fullmatch(text)
-        if infinity:
-            return -math.inf if infinity.group(1) == "-" else math.inf
-        if _NAN_RE.fullmatch(text):
-            return math.nan
-        return text
-    if tag in (_YAML_TAG + "str", _YAML_TAG + "timestamp"):
-        return text
-    raise InvalidInput(f"{source}:{node.start_mark.line + 1}: unsupported YAML tag {tag!r}")
-
-
-def _parse_json(text: str, source: str) -> Any:
-    def pairs(items: list[tuple[str, Any]]) -> _Map:
-        result = _Map()
-        for key, value in items:
-            if key in result:
-                raise InvalidInput(f"{source}: duplicate key {key!r} in a JSON object")
-            result[key] = value
-            result.lines[key] = None
-        return result
-
-    def number(text: str) -> int | str:
-        return int(text) if _DECIMAL_INT_RE.fullmatch(text) else text
-
-    def constant(name: str) -> Any:
-        raise InvalidInput(f"{source}: {name} is not valid JSON")
-
-    try:
-        return json.loads(text, object_pairs_hook=pairs, parse_int=number, parse_constant=constant)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise InvalidInput(f"{source}: the document is nested too deeply") from None
-
-
 # -- checking -----------------------------------------------------------------------------------
-
-
-def label(entity: Entity) -> str:
-    """The entity path with plain names, as it is written in files and messages."""
-    text = f"{entity.type.value}/{entity.name}"
-    if entity.client is not None:
-        text += f"/clients/{entity.client}"
-    return text
 
 
 def _where(source: str, line: int | None) -> str:
@@ -302,8 +159,17 @@ def _read_document(document: Any, source: str, problems: list[str], *, allow_cus
     configs: dict[Entity, dict[str, str]] = {}
     lines: dict[Entity, dict[str, int | None]] = {}
     types: set[EntityType] = set()
+    secrets_omitted = False
     for type_name, section in document.items():
         line = document.lines.get(type_name)
+        if type_name == SECRETS_MARKER:
+            secrets_omitted = section == SECRETS_OMITTED
+            if not secrets_omitted:
+                problems.append(
+                    f"{_where(source, line)}: {SECRETS_MARKER}: expected {SECRETS_OMITTED!r} "
+                    f"(written by export --no-secrets), not {_kind(section).removeprefix('the value ')}"
+                )
+            continue
         if str(type_name).startswith(EXTENSION_PREFIX):
             continue  # a place for YAML anchors shared by entities, as in docker-compose files
         etype = next((t for t in TYPE_ORDER if t.value == type_name), None)
@@ -329,7 +195,7 @@ def _read_document(document: Any, source: str, problems: list[str], *, allow_cus
             )
     for entity, config in configs.items():
         _validate(entity, config, lines[entity], source, problems, allow_custom=allow_custom)
-    return DesiredState(source, configs, frozenset(types))
+    return DesiredState(source, configs, frozenset(types), secrets_omitted)
 
 
 def _read_entity(
@@ -350,7 +216,7 @@ def _read_entity(
         problems.append(f"{_where(source, line)}: {shown}: {exc.message}")
         return
     if body is None:
-        body = _Map(line)
+        body = LinedMap(line)
     if not isinstance(body, Mapping):
         problems.append(
             f"{_where(source, line)}: {shown}: expected a mapping of config keys to values, not {_kind(body)}"
@@ -424,7 +290,7 @@ def _validate(
     *,
     allow_custom: bool,
 ) -> None:
-    shown = label(entity)
+    shown = entity.label
     checked = dict(config)
     for key, value in config.items():
         if is_scram_spec(entity, key, value):
@@ -491,7 +357,10 @@ def _problem_line(problem: str, key_lines: Mapping[str, int | None]) -> int | No
 
 
 def to_document(
-    configs: Iterable[tuple[Entity, Mapping[str, str]]], types: Iterable[EntityType] = ()
+    configs: Iterable[tuple[Entity, Mapping[str, str]]],
+    types: Iterable[EntityType] = (),
+    *,
+    include_secrets: bool = True,
 ) -> dict[str, Any]:
     """The desired-state document for these entity configs (what ``export`` writes).
 
@@ -500,39 +369,41 @@ def to_document(
     no overrides are left out, except users that hold clients. Values are written as YAML-native
     numbers, booleans and lists whenever that reads back to exactly the stored string; anything
     else stays a string, so ``export`` then ``plan`` always shows no changes.
+
+    Without ``include_secrets`` sensitive keys are left out and the document starts with
+    :data:`SECRETS_MARKER`, so that plan and apply keep them rather than delete them.
     """
+    if not include_secrets:
+        configs = [(entity, without_secrets(entity, config)) for entity, config in configs]
     sections: dict[EntityType, dict[str, Any]] = {t: {} for t in types}
     # Sorted so a user's own entry (client None) comes before its clients: own keys, then clients.
-    for entity, config in sorted(configs, key=lambda item: sort_key(item[0])):
-        values = {key: to_native(entity, key, config[key]) for key in sorted(config)}
+    for entity, config in sorted(configs, key=lambda item: item[0].sort_key()):
+        body = {key: to_native(entity, key, config[key]) for key in sorted(config)}
         section = sections.setdefault(entity.type, {})
-        if not values:
+        if not body:
             continue
         if entity.client is None:
-            section[entity.name] = values
+            section[entity.name] = body
         else:
-            section.setdefault(entity.name, {}).setdefault(CLIENTS_KEY, {})[entity.client] = values
-    return {t.value: _sorted_section(t, sections[t]) for t in TYPE_ORDER if t in sections}
+            section.setdefault(entity.name, {}).setdefault(CLIENTS_KEY, {})[entity.client] = body
+    document: dict[str, Any] = {} if include_secrets else {SECRETS_MARKER: SECRETS_OMITTED}
+    document.update({t.value: _sorted_section(t, sections[t]) for t in TYPE_ORDER if t in sections})
+    return document
+
+
+def secret_keys(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
+    """The sensitive keys of ``config`` (SCRAM credentials, broker passwords), with their values."""
+    return {key: value for key, value in config.items() if catalogue.is_sensitive(entity.schema_type, key)}
+
+
+def without_secrets(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
+    return {
+        key: value for key, value in config.items() if not catalogue.is_sensitive(entity.schema_type, key)
+    }
 
 
 def _sorted_section(etype: EntityType, section: dict[str, Any]) -> dict[str, Any]:
-    return {name: section[name] for name in sorted(section, key=lambda n: _name_key(etype, n))}
-
-
-def _name_key(etype: EntityType, name: str) -> tuple[int, str]:
-    if name == DEFAULT:
-        return (0, "")
-    if etype is EntityType.BROKERS and name.isdigit():
-        return (1, f"{int(name):012d}")
-    return (1, name)
-
-
-def sort_key(entity: Entity) -> tuple[Any, ...]:
-    return (
-        TYPE_ORDER.index(entity.type),
-        _name_key(entity.type, entity.name),
-        (0, "") if entity.client is None else _name_key(EntityType.CLIENTS, entity.client),
-    )
+    return {name: section[name] for name in sorted(section, key=lambda n: name_sort_key(etype, n))}
 
 
 def to_native(entity: Entity, key: str, stored: str) -> Any:
@@ -540,8 +411,8 @@ def to_native(entity: Entity, key: str, stored: str) -> Any:
     facts = catalogue.lookup(entity.schema_type, key)
     candidates: list[Any] = []
     if facts is not None and facts.kafka_type == "list":
-        candidates.append([_native_scalar(item) for item in stored.split(",")] if stored else [])
-    candidates.append(_native_scalar(stored))
+        candidates.append([syntax.native_scalar(item) for item in stored.split(",")] if stored else [])
+    candidates.append(syntax.native_scalar(stored))
     for candidate in candidates:
         try:
             if values.normalize_value(facts, candidate, name=key) == stored:
@@ -549,41 +420,3 @@ def to_native(entity: Entity, key: str, stored: str) -> Any:
         except InvalidInput:
             continue
     return stored
-
-
-def _native_scalar(text: str) -> Any:
-    if text in ("true", "false"):
-        return text == "true"
-    if _DECIMAL_INT_RE.fullmatch(text) and not text.startswith("+") and text != "-0":
-        return int(text)
-    if _DECIMAL_FLOAT_RE.fullmatch(text) and any(c in text for c in ".eE"):
-        return float(text)
-    return text
-
-
-def dump(document: Mapping[str, Any], *, as_json: bool = False, header: str | None = None) -> str:
-    """Render a desired-state document as YAML (block style, in document order) or JSON."""
-    if as_json:
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    body = yaml.dump(
-        dict(document),
-        Dumper=_Dumper,
-        default_flow_style=False,
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-    )
-    if header:
-        body = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + body
-    return body
-
-
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Safe dumper; empty mappings as ``{}``, lists of scalars inline (``[compact, delete]``)."""
-
-
-def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
-    return dumper.represent_sequence(_YAML_TAG + "seq", data, flow_style=True)
-
-
-_Dumper.add_representer(list, _represent_list)

@@ -1,4 +1,4 @@
-"""Plans: the exact difference between a desired-state file and ZooKeeper, and applying it safely.
+"""Plans: the exact difference between a desired-state file and ZooKeeper.
 
 :func:`compute_plan` is pure: given the desired state and what is stored (with znode versions)
 it says, per entity and per key, what to add, change and delete. Listed entities get exactly
@@ -6,13 +6,9 @@ the file's config (keys it does not list are deleted); unlisted entities are lef
 ``prune`` asks to remove their overrides (only for the entity types the file has a section
 for, so a topics-only file can never wipe SCRAM credentials).
 
-:func:`apply_plan` writes a plan through :meth:`ZkStore.commit_batches`: each entity's config
-node, notification and history record go in one multi with the version seen when planning.
-Before the first batch it re-reads the version of every entity the plan looked at, so a change
-made since the plan was shown stops the apply before anything is written. Only a write landing
-in the milliseconds between that check and a later batch can stop an apply half way; the error
-then says exactly which entities were applied, and since applying is idempotent, running
-``plan`` again shows what is left.
+A plan also remembers the znode version of every entity it looked at (``seen``): that is what
+makes it safe to apply later (:mod:`configctl.desired.apply` re-checks them) and what a plan
+saved with ``plan --out`` is checked against (:func:`check_saved_plan`).
 
 Secrets never cause a spurious diff: a SCRAM key given as ``password=...`` is compared with the
 stored credential by verifying the password (same iterations), a plain broker password by
@@ -23,21 +19,26 @@ is a new credential (new salt) or ciphertext produced.
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from configctl import catalogue, secrets
+from configctl import catalogue, impact, secrets, writer
 from configctl.changes import KeyDiff, diff
-from configctl.desired import DesiredState, is_scram_spec, label, sort_key
+from configctl.desired.document import DesiredState, is_scram_spec, secret_keys
 from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
-from configctl.secrets import MASK
-from configctl.zkstore import Change, Committed, Stored, VersionConflict, ZkStore
+from configctl.files import read_bytes
+from configctl.zk.configstore import Change, ConfigStore, Stored
 
 PLAN_FORMAT = "configctl-plan/1"
-_LISTED_SHOWN = 10
+ENTITY_ACTIONS = ("create", "update", "clear", "prune", "replace")
+"""A new config node; a changed one; every override removed; removed by ``--prune`` (not in the file);
+a node that was not a Kafka config, overwritten whole (``--replace-corrupt``)."""
+KEY_ACTIONS = ("add", "change", "delete")
+LISTED_SHOWN = 10
+"""Entities named in a one-line message before "and N more"."""
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,25 @@ class EntityPlan:
     target: Mapping[str, str]
     diff: tuple[KeyDiff, ...]
     pruned: bool = False
+    corrupt: str | None = None
+    """Why the stored node is not a Kafka config (it is replaced whole: ``--replace-corrupt``)."""
+
+    @property
+    def action(self) -> str:
+        """What happens to the entity as a whole: one of :data:`ENTITY_ACTIONS`."""
+        if self.corrupt is not None:
+            return "replace"
+        if self.version < 0:
+            return "create"
+        if self.pruned:
+            return "prune"
+        return "update" if self.target else "clear"
 
     def change(self) -> Change:
         return Change(self.entity, dict(self.target), self.version, previous=dict(self.current))
 
     def to_json(self) -> dict[str, Any]:
+        """This entity's part of the ``plan --output json`` document (sensitive values masked)."""
         document: dict[str, Any] = {
             "entity_path": self.entity.path,
             "entity_type": self.entity.type.value,
@@ -62,22 +77,28 @@ class EntityPlan:
         }
         if self.entity.client is not None:
             document["client_id"] = self.entity.client
+        old, new = self.shown_configs()
         document.update(
             {
                 "version": self.version if self.version >= 0 else None,
                 "pruned": self.pruned,
                 "keys": [
-                    {
-                        "name": d.name,
-                        "kind": d.kind,
-                        "old": _shown(self.entity, d.name, d.old),
-                        "new": _shown(self.entity, d.name, d.new),
-                    }
+                    {"name": d.name, "kind": d.kind, "old": old.get(d.name), "new": new.get(d.name)}
                     for d in self.diff
                 ],
             }
         )
+        if self.corrupt is not None:
+            document["corrupt"] = self.corrupt
         return document
+
+    def shown_configs(self) -> tuple[dict[str, str], dict[str, str]]:
+        """``current`` and ``target`` as they may be shown: sensitive values masked."""
+
+        def sensitive(key: str) -> bool:
+            return catalogue.is_sensitive(self.entity.schema_type, key)
+
+        return secrets.mask_config(self.current, sensitive), secrets.mask_config(self.target, sensitive)
 
 
 @dataclass(frozen=True)
@@ -98,11 +119,33 @@ class Plan:
         return bool(self.entities)
 
     def counts(self) -> dict[str, int]:
-        result = {"add": 0, "change": 0, "delete": 0}
+        result = dict.fromkeys(KEY_ACTIONS, 0)
         for entity_plan in self.entities:
             for key in entity_plan.diff:
                 result[key.kind] += 1
         return result
+
+    def summary(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Per entity type with changes (in the usual order): entity actions and key changes, counted.
+
+        What ``--summary`` shows instead of every key: a plan for thousands of entities is
+        reviewed by its shape (how many topics are created, how many keys deleted), not read.
+        """
+        result: dict[str, dict[str, dict[str, int]]] = {}
+        for entity_plan in self.entities:  # sorted by type already
+            counts = result.setdefault(
+                entity_plan.entity.type.value,
+                {"entities": dict.fromkeys(ENTITY_ACTIONS, 0), "keys": dict.fromkeys(KEY_ACTIONS, 0)},
+            )
+            counts["entities"][entity_plan.action] += 1
+            for key in entity_plan.diff:
+                counts["keys"][key.kind] += 1
+        return result
+
+    @property
+    def lines(self) -> int:
+        """Lines of the full text plan: a header per entity, a line per key, the closing count."""
+        return len(self.entities) + self.key_changes + 1
 
     @property
     def key_changes(self) -> int:
@@ -123,6 +166,7 @@ class Plan:
             "delete": counts["delete"],
             "entities_changed": len(self.entities),
             "entities_examined": len(self.seen),
+            "summary": self.summary(),
             "entities": [e.to_json() for e in self.entities],
         }
 
@@ -133,12 +177,6 @@ class Plan:
         document["file_sha256"] = file_digest
         document["seen"] = {e.path: v for e, v in sorted(self.seen.items(), key=lambda i: i[0].path)}
         return document
-
-
-def _shown(entity: Entity, name: str, value: str | None) -> str | None:
-    if value is not None and catalogue.is_sensitive(entity.schema_type, name):
-        return MASK
-    return value
 
 
 def file_digest(data: bytes) -> str:
@@ -154,14 +192,26 @@ def compute_plan(
     *,
     prune: bool = False,
     encoder: secrets.PasswordEncoder | None = None,
+    replace_corrupt: bool = False,
 ) -> Plan:
     """The changes that make ZooKeeper match ``desired``.
 
     ``stored`` must hold every listed entity (absent ones with version -1) and, with ``prune``,
     every existing entity of the types the file has a section for. ``encoder`` is needed only
-    when the file gives a broker password config in plain text.
+    when the file gives a broker password config in plain text. A node that is not a Kafka config
+    (``Stored.problem``) is refused unless ``replace_corrupt`` says to overwrite it whole.
     """
     by_entity = {s.entity: s for s in stored}
+    corrupt = [
+        s for s in by_entity.values() if s.problem is not None and (s.entity in desired.configs or prune)
+    ]
+    if corrupt and not replace_corrupt:
+        shown = ", ".join(f"{s.entity.label} ({s.problem})" for s in corrupt[:3])
+        more = f" and {len(corrupt) - 3} more" if len(corrupt) > 3 else ""
+        raise InvalidInput(
+            f"{len(corrupt)} node(s) are not Kafka config nodes: {shown}{more}; "
+            "--replace-corrupt overwrites them with what the file says"
+        )
     plans: list[EntityPlan] = []
     seen: dict[Entity, int] = {}
     problems: list[str] = []
@@ -171,11 +221,23 @@ def compute_plan(
         try:
             target = resolve_secrets(entity, wanted, current.config, encoder=encoder)
         except InvalidInput as exc:
-            problems.append(f"{desired.source}: {label(entity)}: {exc.message}")
+            problems.append(f"{desired.source}: {entity.label}: {exc.message}")
             continue
+        if desired.secrets_omitted:
+            for key, value in secret_keys(entity, current.config).items():
+                target.setdefault(key, value)
         changes = diff(current.config, target)
-        if changes:
-            plans.append(EntityPlan(entity, current.version, dict(current.config), target, tuple(changes)))
+        if changes or current.problem is not None:
+            plans.append(
+                EntityPlan(
+                    entity,
+                    current.version,
+                    dict(current.config),
+                    target,
+                    tuple(changes),
+                    corrupt=current.problem,
+                )
+            )
     if problems:
         raise InvalidInput("; ".join(problems))
     if prune:
@@ -183,12 +245,21 @@ def compute_plan(
             if item.entity in desired.configs or item.entity.type not in desired.types:
                 continue
             seen[item.entity] = item.version
-            if item.config:
-                changes = diff(item.config, {})
+            target = secret_keys(item.entity, item.config) if desired.secrets_omitted else {}
+            changes = diff(item.config, target)
+            if changes or item.problem is not None:
                 plans.append(
-                    EntityPlan(item.entity, item.version, dict(item.config), {}, tuple(changes), pruned=True)
+                    EntityPlan(
+                        item.entity,
+                        item.version,
+                        dict(item.config),
+                        target,
+                        tuple(changes),
+                        pruned=True,
+                        corrupt=item.problem,
+                    )
                 )
-    plans.sort(key=lambda p: sort_key(p.entity))
+    plans.sort(key=lambda p: p.entity.sort_key())
     return Plan(desired.source, prune, tuple(plans), seen)
 
 
@@ -246,38 +317,62 @@ def looks_encrypted(value: str) -> bool:
     return "encryptedPassword:" in value and "cipherAlgorithm:" in value
 
 
-def read_for_plan(store: ZkStore, desired: DesiredState, *, prune: bool) -> list[Stored]:
+def read_for_plan(store: ConfigStore, desired: DesiredState, *, prune: bool) -> list[Stored]:
     """Read everything :func:`compute_plan` needs, pipelined."""
     wanted: dict[Entity, None] = dict.fromkeys(desired.configs)
     if prune:
         for etype in desired.types:
             wanted.update(dict.fromkeys(store.entities(etype)))
-    return store.read_many(wanted)
+    return store.read_many(wanted, strict=False)
 
 
 def make_plan(
-    store: ZkStore,
+    store: ConfigStore,
     desired: DesiredState,
     *,
     prune: bool = False,
     encoder: secrets.PasswordEncoder | None = None,
+    allow_running_brokers: bool = False,
+    reason: str = "",
+    replace_corrupt: bool = False,
 ) -> Plan:
-    return compute_plan(desired, read_for_plan(store, desired, prune=prune), prune=prune, encoder=encoder)
+    """The plan from ZooKeeper's state to ``desired``, refused when Kafka's admin path would refuse
+    it, a cross-key rule breaks, or a policy says no (the checks every write path makes)."""
+    plan = compute_plan(
+        desired,
+        read_for_plan(store, desired, prune=prune),
+        prune=prune,
+        encoder=encoder,
+        replace_corrupt=replace_corrupt,
+    )
+    if plan.entities:
+        entities = [e.entity for e in plan.entities]
+        writer.check_kafka_rules(store, entities, allow_running_brokers=allow_running_brokers)
+        writes = [impact.Write(e.entity, e.current, e.target) for e in plan.entities]
+        impact.check_write(store, writes, reason=reason, identity=store.identity)
+    return plan
 
 
-# -- staleness ----------------------------------------------------------------------------------
+# -- saved plans --------------------------------------------------------------------------------
 
 
-def _listed(entities: Sequence[Entity]) -> str:
-    shown = ", ".join(label(e) for e in entities[:_LISTED_SHOWN])
-    more = len(entities) - _LISTED_SHOWN
+def listed(labels: Sequence[str], limit: int = LISTED_SHOWN) -> str:
+    """The first ``limit`` labels and how many more: names in one short line, however many there are."""
+    shown = ", ".join(labels[:limit])
+    more = len(labels) - limit
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def moved_since(store: ZkStore, seen: Mapping[Entity, int]) -> list[Entity]:
-    """Entities whose znode version is no longer what the plan saw (pipelined reads)."""
-    now = store.read_many(seen)
-    return [item.entity for item in now if item.version != seen[item.entity]]
+def read_saved_plan(path: str) -> dict[str, Any]:
+    """The JSON document ``plan --out`` saved at ``path`` (a bounded read; checked by :func:`check_saved_plan`)."""
+    raw = read_bytes(path, "saved plan")
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInput(f"{path}: not a saved plan ({type(exc).__name__})") from None
+    if not isinstance(document, dict):
+        raise InvalidInput(f"{path} is not a plan saved by configctl plan --out")
+    return document
 
 
 def check_saved_plan(plan: Plan, saved: Mapping[str, Any], *, file_digest: str, source: str) -> None:
@@ -296,99 +391,4 @@ def check_saved_plan(plan: Plan, saved: Mapping[str, Any], *, file_digest: str, 
     now = {e.path: v for e, v in plan.seen.items()}
     moved = sorted(path for path in set(now) | set(saved["seen"]) if now.get(path) != saved["seen"].get(path))
     if moved:
-        shown = ", ".join(moved[:_LISTED_SHOWN]) + (
-            f" and {len(moved) - _LISTED_SHOWN} more" if len(moved) > _LISTED_SHOWN else ""
-        )
-        raise Conflict(f"the state moved since the plan in {source} was made: {shown}; re-run plan")
-
-
-# -- applying -----------------------------------------------------------------------------------
-
-
-def _phases(changes: list[Change]) -> list[list[Change]]:
-    """Users created by this plan go before their clients' configs, in earlier multis.
-
-    A user+client node lives under its user's node; writing the client's config creates the
-    user node (empty) first, which would make the user's own version-checked create fail if
-    both were in one multi.
-    """
-    created_users = {
-        c.entity.name for c in changes if c.entity.type is EntityType.USERS and c.entity.client is None
-    }
-    created_users &= {c.entity.name for c in changes if c.expected_version < 0 and c.entity.client is None}
-    later = [c for c in changes if c.entity.client is not None and c.entity.name in created_users]
-    if not later:
-        return [changes]
-    first = [c for c in changes if not (c.entity.client is not None and c.entity.name in created_users)]
-    return [first, later]
-
-
-class StalePlan(Conflict):
-    """The state moved since the plan; says what was written before that was noticed."""
-
-    def __init__(self, message: str, applied: list[Entity], not_applied: list[Entity]) -> None:
-        super().__init__(message)
-        self.applied = applied
-        self.not_applied = not_applied
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    committed: tuple[Committed, ...]
-    batches: int
-    seconds: float
-
-    @property
-    def entities(self) -> int:
-        return len(self.committed)
-
-
-def apply_plan(
-    store: ZkStore,
-    plan: Plan,
-    *,
-    reason: str = "",
-    check_first: bool = True,
-    on_batch: Callable[[list[Committed]], None] | None = None,
-) -> ApplyResult:
-    """Write ``plan`` in batched multis, each entity version-checked against the plan.
-
-    Raises :class:`StalePlan` (a :class:`Conflict`) if the state moved since the plan: before
-    anything is written when the pre-check sees it, else after the batches already committed,
-    naming what was and was not applied.
-    """
-    started = time.perf_counter()
-    if check_first and plan.seen:
-        moved = moved_since(store, plan.seen)
-        if moved:
-            raise StalePlan(
-                f"the state moved since the plan: {_listed(moved)} changed; nothing was written; re-run plan",
-                [],
-                [e.entity for e in plan.entities],
-            )
-    changes = plan.changes()
-    committed: list[Committed] = []
-    batches = 0
-    try:
-        for phase in _phases(changes):
-            for batch in store.commit_batches(phase, reason=reason):
-                committed.extend(batch)
-                batches += 1
-                if on_batch is not None:
-                    on_batch(batch)
-    except VersionConflict:
-        done = {c.entity for c in committed}
-        applied = [c.entity for c in committed]
-        not_applied = [c.entity for c in changes if c.entity not in done]
-        moved = moved_since(store, {c.entity: c.expected_version for c in changes if c.entity not in done})
-        what = _listed(moved) if moved else "an entity of the next batch"
-        if applied:
-            message = (
-                f"the state moved since the plan: {what} changed; applied {len(applied)} of "
-                f"{len(changes)} entities ({_listed(applied)}), not applied {len(not_applied)} "
-                f"({_listed(not_applied)}); re-run plan to see what is left"
-            )
-        else:
-            message = f"the state moved since the plan: {what} changed; nothing was written; re-run plan"
-        raise StalePlan(message, applied, not_applied) from None
-    return ApplyResult(tuple(committed), batches, time.perf_counter() - started)
+        raise Conflict(f"the state moved since the plan in {source} was made: {listed(moved)}; re-run plan")

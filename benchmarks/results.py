@@ -1,0 +1,96 @@
+"""One format for benchmark figures, and the closing table of ``make bench``.
+
+Every benchmark measures a figure beside its raw limit in the same run (raw kazoo writes, a
+multiRead, a bare Spark query) and, when ``CONFIGCTL_BENCH_RESULTS`` names a file, appends one
+JSON line per target figure::
+
+    {"figure": str, "measured": number, "unit": str, "limit": number|null, "ratio": number|null,
+     "target": "<= 3x", "met": bool}
+
+``python benchmarks/results.py FILE`` prints them as one table (what ``make bench`` ends with).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+ENV = "CONFIGCTL_BENCH_RESULTS"
+
+
+def record(
+    figure: str,
+    measured: float,
+    unit: str,
+    *,
+    target: str,
+    met: bool,
+    limit: float | None = None,
+    ratio: float | None = None,
+) -> None:
+    """Append one figure to the results file, if ``make bench`` asked for one."""
+    path = os.environ.get(ENV)
+    if not path:
+        return
+    line = {
+        "figure": figure,
+        "measured": round(measured, 4),
+        "unit": unit,
+        "limit": None if limit is None else round(limit, 4),
+        "ratio": None if ratio is None else round(ratio, 3),
+        "target": target,
+        "met": bool(met),
+    }
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+
+
+def record_rows(rows: list[dict]) -> None:
+    """:func:`record` each row of a benchmark that built its figures as dicts of the same fields."""
+    for r in rows:
+        record(
+            r["figure"],
+            r["measured"],
+            r["unit"],
+            target=r["target"],
+            met=r["met"],
+            limit=r["limit"],
+            ratio=r["ratio"],
+        )
+
+
+def table(path: Path) -> str:
+    rows = []
+    for text in path.read_text(encoding="utf-8").splitlines():
+        if text.strip():
+            rows.append(json.loads(text))
+    return format_table(rows)
+
+
+def format_table(rows: list[dict]) -> str:
+    """The figures as an aligned table, closing with how many targets were met."""
+    header = ("figure", "measured", "raw limit", "ratio", "target", "met")
+    cells = [
+        (
+            r["figure"],
+            f"{r['measured']:g} {r['unit']}",
+            "" if r["limit"] is None else f"{r['limit']:g} {r['unit']}",
+            "" if r["ratio"] is None else f"{r['ratio']:.2f}",
+            r["target"],
+            "yes" if r["met"] else "NO",
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(c[i])) for c in [header, *cells]) for i in range(len(header))]
+    lines = [" | ".join(str(v).ljust(w) for v, w in zip(header, widths, strict=True))]
+    lines.append("-+-".join("-" * w for w in widths))
+    lines += [" | ".join(str(v).ljust(w) for v, w in zip(c, widths, strict=True)) for c in cells]
+    met = sum(1 for r in rows if r["met"])
+    lines.append(f"{met} of {len(rows)} targets met")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table(Path(sys.argv[1])))

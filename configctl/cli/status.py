@@ -1,0 +1,125 @@
+"""``configctl status``: which brokers run which change, how far behind, and what they refused.
+
+Every live listener (``/configctl/brokers``), every broker known from its persistent record
+(``/configctl/fleet``) or from Kafka's ``/brokers/ids`` that has no live listener (``live``
+false), and their problems (Contract 7). Exits 0 whatever it finds: it reports, it does not judge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from configctl import fleet
+from configctl.cli.context import open_store
+from configctl.cli.options import global_options
+from configctl.cli.render import safe, show
+from configctl.errors import NotFound
+
+
+@dataclass(frozen=True)
+class StatusView:
+    status: fleet.FleetStatus
+    broker_id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.broker_id is None:
+            return self.status.to_json()
+        found = self.status.broker(self.broker_id)
+        document = {"latest_change_number": self.status.latest_change_number}
+        document.update(found.to_json() if found else {})
+        return document
+
+    def render(self, out: Console) -> None:
+        latest = self.status.latest_change_number
+        if self.broker_id is not None:
+            self._render_one(out, self.status.broker(self.broker_id), latest)
+            return
+        if not self.status.brokers:
+            out.print(
+                "No broker is known: no listener has run against this ZooKeeper, and Kafka registered none."
+            )
+            return
+        table = Table(
+            title=f"Fleet status (newest change: {latest if latest is not None else 'none'})",
+            title_justify="left",
+            show_edge=False,
+        )
+        for column in ("broker", "live", "last applied", "behind", "applied at", "problems"):
+            table.add_column(
+                column, justify="right" if column in ("broker", "last applied", "behind") else "left"
+            )
+        for broker in self.status.brokers:
+            live = "[green]yes[/]" if broker.live else "[red]no[/]"
+            behind = "" if broker.behind is None else str(broker.behind)
+            if broker.behind:
+                behind = f"[yellow]{behind}[/]"
+            kinds = sorted({p.kind for p in broker.problems})
+            problems = f"[red]{len(broker.problems)} ({', '.join(kinds)})[/]" if broker.problems else "0"
+            table.add_row(
+                str(broker.broker_id),
+                live,
+                "" if broker.last_applied_change is None else str(broker.last_applied_change),
+                behind,
+                _when(broker.applied_at_ms if broker.live else broker.last_seen_ms),
+                problems,
+            )
+        out.print(table)
+
+    @staticmethod
+    def _render_one(out: Console, broker: fleet.BrokerStatus | None, latest: int | None) -> None:
+        assert broker is not None
+        live = "live" if broker.live else "not live (its listener is down)"
+        out.print(
+            f"Broker {broker.broker_id}: {live}; applied up to change {broker.last_applied_change} "
+            f"of {latest} ({broker.behind if broker.behind is not None else '?'} behind)"
+            + (f"; host {safe(broker.host)}" if broker.host else "")
+        )
+        if not broker.problems:
+            out.print("No problems.")
+            return
+        table = Table(title="Problems", title_justify="left", show_edge=False)
+        for column in ("kind", "entity", "key", "change", "reason"):
+            table.add_column(column, overflow="fold")
+        for p in broker.problems:
+            table.add_row(
+                f"[red]{p.kind}[/]",
+                safe(p.entity_path or p.notification or ""),
+                safe(p.name or ""),
+                "" if p.change_number is None else str(p.change_number),
+                safe(p.reason) + (f" (plugin {safe(p.plugin)})" if p.plugin else ""),
+            )
+        out.print(table)
+
+
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@click.command()
+@click.option(
+    "--broker", "broker_id", type=click.IntRange(min=0), metavar="ID", help="One broker, with every problem."
+)
+@global_options
+def status(broker_id: int | None) -> None:
+    """Show every broker: live or not, the change it applied, how far behind, and its problems.
+
+    \b
+      configctl status
+      configctl status --broker 2          # every problem with its reason
+      configctl status -o json
+    """
+    with open_store() as store:
+        found = fleet.status(store.session)
+    if broker_id is not None and found.broker(broker_id) is None:
+        raise NotFound(
+            f"broker {broker_id} is not known (no listener state, fleet record or Kafka registration)"
+        )
+    show(StatusView(found, broker_id))

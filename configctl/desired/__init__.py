@@ -1,0 +1,14 @@
+"""Desired state as code (Contract 6): the files, the plan between them and ZooKeeper, applying it.
+
+One module per idea, each usable alone:
+
+* :mod:`~configctl.desired.syntax`: YAML/JSON text to plain values with lines, and back (pure);
+* :mod:`~configctl.desired.document`: what a desired-state file means: entities, configs in
+  stored form, every problem with its line; the document ``export`` writes (pure);
+* :mod:`~configctl.desired.plan`: the per-key difference with ZooKeeper, secrets compared without
+  spurious diffs, saved plans (pure, plus one pipelined read);
+* :mod:`~configctl.desired.apply`: writing a plan in batched, version-checked multis and saying
+  exactly what was and was not committed.
+
+The command-line shells are in :mod:`configctl.cli.desired`.
+"""

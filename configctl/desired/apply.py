@@ -1,0 +1,172 @@
+"""Applying a plan: batched, version-checked ZooKeeper writes that say exactly what landed.
+
+:func:`apply_plan` writes a plan through :meth:`ConfigStore.commit_batches`: each entity's config
+node, notification and history record go in one multi with the version seen when planning.
+Before the first batch it re-reads the version of every entity the plan looked at, so a change
+made since the plan was shown stops the apply before anything is written (:class:`StalePlan`).
+
+Once a multi has been sent, "nothing was written" may no longer be true, so any failure after
+that point (a write landing between the check and a later batch, ZooKeeper dying, a permission
+error, Ctrl-C) ends in :class:`configctl.interrupted.WriteInterrupted` (exit 8) unless it is certain nothing landed.
+It names the entities whose batch was committed, those whose batch was never sent or refused,
+and those whose multi was sent but never answered. Those unknown ones are re-read (version and
+config) if ZooKeeper answers again within the session timeout; an entity at the version its
+write would give, holding what it would hold, is committed, one still at the planned version is
+not. Since applying is idempotent, running ``plan`` again shows what is left.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+from configctl import interrupted
+from configctl.desired.plan import LISTED_SHOWN, Plan, listed
+from configctl.entities import Entity, EntityType
+from configctl.errors import ConfigctlError, Conflict
+from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, batches
+from configctl.zk.errors import VersionConflict
+
+IN_FLIGHT = 2
+"""Multis outstanding at once: the next is built while ZooKeeper applies the previous one.
+
+It is also what apply knows about a failure: past the last batch answered, at most this many
+were sent (and may have landed); none after them was."""
+
+
+def _listed(entities: Sequence[Entity], limit: int = LISTED_SHOWN) -> str:
+    return listed([e.label for e in entities], limit)
+
+
+def moved_since(store: ConfigStore, seen: Mapping[Entity, int]) -> list[Entity]:
+    """Entities whose znode version is no longer what the plan saw (pipelined reads)."""
+    now = store.read_many(seen, strict=False)
+    return [item.entity for item in now if item.version != seen[item.entity]]
+
+
+def _phases(changes: list[Change]) -> list[list[Change]]:
+    """Users created by this plan go before their clients' configs, in earlier multis.
+
+    A user+client node lives under its user's node; writing the client's config creates the
+    user node (empty) first, which would make the user's own version-checked create fail if
+    both were in one multi.
+    """
+    created_users = {
+        c.entity.name for c in changes if c.entity.type is EntityType.USERS and c.entity.client is None
+    }
+    created_users &= {c.entity.name for c in changes if c.expected_version < 0 and c.entity.client is None}
+    later = [c for c in changes if c.entity.client is not None and c.entity.name in created_users]
+    if not later:
+        return [changes]
+    first = [c for c in changes if not (c.entity.client is not None and c.entity.name in created_users)]
+    return [first, later]
+
+
+class StalePlan(Conflict):
+    """The state moved since the plan, and nothing was written (exit 5)."""
+
+    def __init__(self, message: str, applied: list[Entity], not_applied: list[Entity]) -> None:
+        super().__init__(message)
+        self.applied = applied
+        self.not_applied = not_applied
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    committed: tuple[Committed, ...]
+    batches: int
+    seconds: float
+
+    @property
+    def entities(self) -> int:
+        return len(self.committed)
+
+
+def apply_plan(
+    store: ConfigStore,
+    plan: Plan,
+    *,
+    reason: str = "",
+    check_first: bool = True,
+    on_batch: Callable[[list[Committed]], None] | None = None,
+) -> ApplyResult:
+    """Write ``plan`` in batched multis, each entity version-checked against the plan.
+
+    Raises :class:`StalePlan` if the pre-check finds that the state moved (nothing written), and
+    :class:`~configctl.interrupted.WriteInterrupted` if anything may have been written before a failure (see the
+    module docstring). ``on_batch`` is called with each committed batch.
+    """
+    started = time.perf_counter()
+    if check_first and plan.seen:
+        moved = moved_since(store, plan.seen)
+        if moved:
+            raise StalePlan(
+                f"the state moved since the plan: {_listed(moved)} changed; nothing was written; re-run plan",
+                [],
+                [e.entity for e in plan.entities],
+            )
+    changes = plan.changes()
+    committed: list[Committed] = []
+    count = 0
+    for phase in _phases(changes):
+        groups = list(batches(phase))  # the multis commit_batches sends, in order
+        done = 0
+        in_callback = False
+        try:
+            for batch in store.commit_batches(phase, reason=reason, in_flight=IN_FLIGHT):
+                committed.extend(batch)
+                done += 1
+                count += 1
+                if on_batch is not None:
+                    in_callback = True
+                    on_batch(batch)
+                    in_callback = False
+        except VersionConflict:
+            # commit_batches waited for every multi it had sent: what it yielded is all that landed.
+            _stale(store, changes, committed)
+        except CommitInterrupted as exc:
+            # the store knows exactly which multis were in flight when the connection went
+            landed = interrupted.settle(store, changes, [c.entity for c in committed], exc.unknown, exc.error)
+            committed.extend(Committed(c.entity, _written_version(c), None) for c in landed)
+        except (Exception, KeyboardInterrupt) as exc:
+            # Past the last batch answered, the next IN_FLIGHT were sent (one fewer if the failure
+            # is ours, in on_batch, as the generator had not moved on); nothing after them was.
+            sent = groups[done : done + IN_FLIGHT - (1 if in_callback else 0)]
+            interrupted.settle(
+                store, changes, [c.entity for c in committed], [c for group in sent for c in group], exc
+            )
+    return ApplyResult(tuple(committed), count, time.perf_counter() - started)
+
+
+def _stale(store: ConfigStore, changes: list[Change], committed: list[Committed]) -> NoReturn:
+    done = {c.entity for c in committed}
+    rest = [c for c in changes if c.entity not in done]
+    try:
+        moved = moved_since(store, {c.entity: c.expected_version for c in rest})
+    except ConfigctlError:
+        moved = []
+    what = _listed(moved) if moved else "an entity of the next batch"
+    if not committed:
+        raise StalePlan(
+            f"the state moved since the plan: {what} changed; nothing was written; re-run plan",
+            [],
+            [c.entity for c in changes],
+        ) from None
+    raise interrupted.WriteInterrupted(
+        interrupted.report(
+            f"the state moved since the plan: {what} changed",
+            len(changes),
+            [c.entity for c in committed],
+            [c.entity for c in rest],
+            [],
+        ),
+        committed=[c.entity for c in committed],
+        not_committed=[c.entity for c in rest],
+        unknown=[],
+    ) from None
+
+
+def _written_version(change: Change) -> int:
+    return 0 if change.expected_version < 0 else change.expected_version + 1

@@ -1,0 +1,302 @@
+"""What the fleet really runs (Contract 7): every broker's state, and waiting until a change lands.
+
+A running listener keeps ``/configctl/brokers/<id>`` (ephemeral: it exists while the listener's
+session does) with ``last_applied_change`` and its problems; it also keeps a persistent
+``/configctl/fleet/<id>`` record, so a broker whose listener died is still known. Kafka's own
+``/brokers/ids`` adds the Kafka brokers. This module is the client side, for the CLI
+(``configctl status``, ``--wait``) and for any other tool: it never decodes nodes itself
+(:mod:`configctl.znodes` does) and never polls (waiting rides on ZooKeeper watches).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from configctl.entities import Entity
+from configctl.errors import InvalidInput
+from configctl.handlers import handler_for
+from configctl.handlers.base import KINDS, Problem
+from configctl.zk import registrations
+from configctl.zk.session import ZkSession
+from configctl.znodes import (
+    CHANGES_PATH,
+    NOTIFICATION_PREFIX,
+    BrokerStateZNode,
+    FleetRecordZNode,
+    change_number,
+)
+
+APPLIED = "applied"
+PENDING = "pending"
+"""Wait statuses: ``applied``, ``pending``, or the problem kind a broker refused the change with."""
+
+
+def broker_state(session: ZkSession, broker_id: int | str) -> dict[str, Any] | None:
+    """The state broker ``broker_id``'s listener published, None when no listener runs (or it is unreadable)."""
+    found = session.get(BrokerStateZNode.path(broker_id))
+    if found is None:
+        return None
+    try:
+        return BrokerStateZNode.decode(found[0])
+    except InvalidInput:
+        return None
+
+
+def broker_states(session: ZkSession) -> dict[int, dict[str, Any]]:
+    """The published state of every running listener, by broker id."""
+    return _documents(session, BrokerStateZNode.ROOT, BrokerStateZNode.path, BrokerStateZNode.decode)
+
+
+def fleet_records(session: ZkSession) -> dict[int, dict[str, Any]]:
+    """Every broker's persistent record (written by its listener, kept when it dies), by broker id."""
+    return _documents(session, FleetRecordZNode.ROOT, FleetRecordZNode.path, FleetRecordZNode.decode)
+
+
+def _documents(
+    session: ZkSession, root: str, path: Callable[[str], str], decode: Callable[[bytes], dict[str, Any]]
+) -> dict[int, dict[str, Any]]:
+    names = [n for n in session.children(root) if n.isdigit()]
+    found = session.get_many([path(n) for n in names], node_errors=True)
+    result = {}
+    for name, node in zip(names, found, strict=True):
+        if node is None or isinstance(node, Exception):
+            continue
+        try:
+            result[int(name)] = decode(node[0])
+        except InvalidInput:
+            continue
+    return result
+
+
+def problems_of(state: Mapping[str, Any]) -> list[Problem]:
+    return [Problem.from_json(p) for p in state.get("problems") or () if isinstance(p, Mapping)]
+
+
+def latest_change_number(session: ZkSession) -> int | None:
+    """The newest change notification still in ZooKeeper (None when none is left)."""
+    numbers = []
+    for name in session.children(CHANGES_PATH):
+        if name.startswith(NOTIFICATION_PREFIX):
+            try:
+                numbers.append(change_number(name))
+            except InvalidInput:
+                continue
+    return max(numbers) if numbers else None
+
+
+# -- status -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    """One broker as the fleet sees it now."""
+
+    broker_id: int
+    live: bool
+    last_applied_change: int | None
+    behind: int | None
+    applied_at_ms: int | None
+    problems: tuple[Problem, ...] = ()
+    host: str | None = None
+    last_seen_ms: int | None = None
+    kafka_registered: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "broker_id": self.broker_id,
+            "live": self.live,
+            "last_applied_change": self.last_applied_change,
+            "behind": self.behind,
+            "applied_at_ms": self.applied_at_ms,
+            "problems": [p.to_json() for p in self.problems],
+            "host": self.host,
+            "last_seen_ms": self.last_seen_ms,
+            "kafka_registered": self.kafka_registered,
+        }
+
+
+@dataclass(frozen=True)
+class FleetStatus:
+    """Contract 7's ``configctl status`` document."""
+
+    latest_change_number: int | None
+    brokers: tuple[BrokerStatus, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "latest_change_number": self.latest_change_number,
+            "brokers": [b.to_json() for b in self.brokers],
+        }
+
+    def broker(self, broker_id: int) -> BrokerStatus | None:
+        return next((b for b in self.brokers if b.broker_id == broker_id), None)
+
+
+def status(session: ZkSession) -> FleetStatus:
+    """Every live listener, and every broker known from ``/configctl/fleet`` or Kafka's ``/brokers/ids``."""
+    states = broker_states(session)
+    records = fleet_records(session)
+    kafka = registrations.running_brokers(session) or set()
+    latest = latest_change_number(session)
+    applied = [
+        s.get("last_applied_change") for s in states.values() if isinstance(s.get("last_applied_change"), int)
+    ]
+    if latest is None and applied:
+        latest = max(applied)  # every notification was purged: the newest any broker applied is the newest
+    brokers = []
+    for broker_id in sorted(set(states) | set(records) | kafka):
+        state = states.get(broker_id)
+        record = records.get(broker_id, {})
+        source = state if state is not None else record
+        last = source.get("last_applied_change")
+        last = last if isinstance(last, int) else None
+        behind = None if latest is None or last is None else max(0, latest - last)
+        brokers.append(
+            BrokerStatus(
+                broker_id=broker_id,
+                live=state is not None,
+                last_applied_change=last,
+                behind=behind,
+                applied_at_ms=(state or {}).get("applied_at_ms"),
+                problems=tuple(problems_of(state)) if state is not None else (),
+                host=(state or {}).get("host") or record.get("host"),
+                last_seen_ms=record.get("last_seen_ms"),
+                kafka_registered=broker_id in kafka,
+            )
+        )
+    return FleetStatus(latest, tuple(brokers))
+
+
+# -- waiting ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Written:
+    """One committed write to follow: the entity and the change number of its notification."""
+
+    entity: Entity
+    change_number: int
+
+
+@dataclass(frozen=True)
+class BrokerOutcome:
+    """Where one live broker stands with the written changes."""
+
+    broker_id: int
+    status: str
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"broker_id": self.broker_id, "status": self.status, "reason": self.reason}
+
+
+@dataclass
+class WaitResult:
+    """Contract 7's ``"rollout"`` document: the newest change written and each live broker's status."""
+
+    change_number: int | None
+    brokers: list[BrokerOutcome] = field(default_factory=list)
+    timed_out: bool = False
+
+    @property
+    def refused(self) -> list[BrokerOutcome]:
+        return [b for b in self.brokers if b.status in KINDS]
+
+    @property
+    def pending(self) -> list[BrokerOutcome]:
+        return [b for b in self.brokers if b.status == PENDING]
+
+    @property
+    def all_applied(self) -> bool:
+        return all(b.status == APPLIED for b in self.brokers)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"change_number": self.change_number, "brokers": [b.to_json() for b in self.brokers]}
+
+
+def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[Written]) -> BrokerOutcome:
+    """Has this broker applied every written change, refused one, or is it still on its way?
+
+    A problem with a written entity at (or after) its change number is a refusal of that change;
+    a change to an entity this broker does not follow (another broker's own config) counts as
+    applied once the broker has moved past it.
+    """
+    if state is None:
+        return BrokerOutcome(broker_id, PENDING, "its listener stopped")
+    relevant = [w for w in written if handler_for(w.entity).follows(w.entity, broker_id)]
+    for problem in problems_of(state):
+        for item in relevant:
+            if problem.entity_path == item.entity.path and (
+                problem.change_number is None or problem.change_number >= item.change_number
+            ):
+                where = f"{problem.name}: " if problem.name else ""
+                by = f" (plugin {problem.plugin})" if problem.plugin else ""
+                return BrokerOutcome(broker_id, problem.kind, f"{where}{problem.reason}{by}")
+    last = state.get("last_applied_change")
+    newest = max((w.change_number for w in written), default=-1)
+    if isinstance(last, int) and last >= newest:
+        return BrokerOutcome(broker_id, APPLIED)
+    return BrokerOutcome(broker_id, PENDING, f"applied up to change {last}, waiting for {newest}")
+
+
+def wait(
+    session: ZkSession,
+    written: Sequence[Written],
+    timeout: float,
+    *,
+    brokers: Iterable[int] | None = None,
+    on_update: Callable[[list[BrokerOutcome]], None] | None = None,
+) -> WaitResult:
+    """Follow the live listeners' state nodes (watches) until each applied ``written`` or refused it.
+
+    ``brokers`` limits the wait to those ids (a canary); by default every listener live now.
+    ``on_update`` is called with every broker's outcome whenever one changes. Returns when every
+    broker has an answer or ``timeout`` seconds passed (``timed_out``).
+    """
+    newest = max((w.change_number for w in written), default=None)
+    ids = sorted(brokers) if brokers is not None else sorted(broker_states(session))
+    result = WaitResult(newest)
+    if not ids or newest is None:
+        return result
+    outcomes: dict[int, BrokerOutcome] = {}
+    changed = threading.Condition()
+
+    def watcher(broker_id: int) -> Callable[..., bool]:
+        def on_data(data: bytes | None, stat: Any, event: Any = None) -> bool:
+            state = None
+            if data is not None:
+                try:
+                    state = BrokerStateZNode.decode(data)
+                except InvalidInput:
+                    state = None
+            with changed:
+                outcomes[broker_id] = outcome(broker_id, state, written)
+                changed.notify_all()
+            return outcomes[broker_id].status == PENDING  # False stops the watch: the answer is in
+
+        return on_data
+
+    deadline = time.monotonic() + max(0.0, timeout)
+    for i in ids:
+        session.watch_data(BrokerStateZNode.path(i), watcher(i))
+    shown: list[BrokerOutcome] = []
+    with changed:
+        while True:
+            current = [outcomes.get(i, BrokerOutcome(i, PENDING, "no answer yet")) for i in ids]
+            if on_update is not None and current != shown:
+                shown = current
+                on_update(current)
+            if all(o.status != PENDING for o in current):
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                result.timed_out = True
+                break
+            changed.wait(remaining)
+    # Each watch stops itself once its callback returns False; the rest die with the session.
+    result.brokers = [outcomes.get(i, BrokerOutcome(i, PENDING, "no answer yet")) for i in ids]
+    return result

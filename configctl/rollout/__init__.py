@@ -1,0 +1,12 @@
+"""Safe rollout (Contract 8): a canary on real brokers, waves, and an automatic promote or abort.
+
+* :mod:`~configctl.rollout.parsing`: durations, broker ids, wave sizes and rollout ids as typed;
+* :mod:`~configctl.rollout.record`: the rollout's record (plan, step reached, undo bytes);
+* :mod:`~configctl.rollout.nodes`: that record in ZooKeeper, and every multi that moves it on;
+* :mod:`~configctl.rollout.health`: the soak watch and the health check command;
+* :mod:`~configctl.rollout.steps`: judging one step (wait, soak, check) and the report;
+* :mod:`~configctl.rollout.canary` and :mod:`~configctl.rollout.waves`: the two runners;
+* :mod:`~configctl.rollout.control`: ``rollout abort`` and ``resume`` for a rollout whose process died.
+
+The command line is :mod:`configctl.cli.rollout`; the operator's guide is docs/rollout.md.
+"""

@@ -1,0 +1,112 @@
+"""Finishing a rollout from anywhere: ``configctl rollout abort|resume ID`` (and what ``list|show`` read).
+
+A rollout's record holds everything needed to finish it without the process that started it
+(killed, its laptop closed): ``abort`` gives every entity it wrote its exact previous bytes back
+(version-checked: an entity someone changed since is not overwritten unless ``force``), and
+``resume`` takes the rollout over and goes on from the step it reached (a canary is judged
+again, then promoted or aborted; waves go on from the wave reached, writing what of it is not
+written yet).
+
+Both work on a rollout whose process still runs, too: every multi carries the record's version,
+so the first to write wins and the other stops (``resume`` waits for no one: it refuses while the
+owner node of a live process exists).
+"""
+
+from __future__ import annotations
+
+from configctl.errors import Conflict
+from configctl.rollout import canary, nodes, steps, waves
+from configctl.rollout import record as rec
+from configctl.rollout.nodes import Active, EntitiesMoved, TakenOver
+from configctl.rollout.steps import Observer, Report, Run
+from configctl.zk.configstore import ConfigStore
+
+ABORT_ATTEMPTS = 5
+"""A rollout still running moves its record now and then; an abort re-reads it this many times."""
+
+
+def abort(
+    store: ConfigStore,
+    rollout_id: str,
+    *,
+    force: bool = False,
+    reason: str = "",
+    observer: Observer | None = None,
+) -> Report:
+    """Restore every entity the rollout wrote to its exact previous bytes and end it as aborted.
+
+    Returns a report whose outcome is ``aborted``; one whose outcome is ``stopped`` when an entity
+    moved since the rollout wrote it (nothing restored then, unless ``force``).
+    """
+    for attempt in range(ABORT_ATTEMPTS):
+        loaded = nodes.load(store.session, rollout_id)
+        record = loaded.record
+        if not record.open:
+            raise Conflict(f"rollout {rollout_id} already ended ({record.state}); there is nothing to abort")
+        active = Active(store, loaded)
+        work = Run(active, observer)
+        work.title = f"abort of rollout {rollout_id}"
+        why = f"aborted by {store.identity}" + (f": {reason}" if reason else "")
+        try:
+            active.note(f"{why}; restoring what it wrote", state=rec.ABORTING, failure=record.failure or why)
+            work.report.went_out = sorted(e.path for e in active.written())
+            work.report.restored = waves.revert(
+                work,
+                reason=f"rollout {rollout_id}: {'canary' if record.kind == rec.CANARY else 'wave'} aborted, "
+                "previous bytes restored" + (f": {reason}" if reason else ""),
+                failure=record.failure or why,
+                force=force,
+            )
+        except TakenOver:
+            if attempt == ABORT_ATTEMPTS - 1:
+                raise Conflict(
+                    f"rollout {rollout_id} kept changing while aborting it; try again (configctl rollout show {rollout_id})"
+                ) from None
+            continue
+        except EntitiesMoved as exc:
+            stuck = f"{exc}; nothing was restored; check them, then abort with --force to restore anyway"
+            active.release(f"abort stopped: {stuck}", {"state": rec.STOPPED, "failure": stuck})
+            work.report.outcome = steps.STOPPED
+            work.report.failure = stuck
+            return work.report
+        work.report.outcome = steps.ABORTED
+        work.report.failure = record.failure
+        return work.report
+    raise AssertionError("unreachable")
+
+
+def resume(store: ConfigStore, rollout_id: str, *, observer: Observer | None = None) -> Report:
+    """Take the rollout over and run it on from the step its record reached."""
+    loaded = nodes.load(store.session, rollout_id)
+    record = loaded.record
+    if not record.open:
+        raise Conflict(f"rollout {rollout_id} already ended ({record.state}); there is nothing to resume")
+    if record.state == rec.PREPARING:
+        raise Conflict(
+            f"rollout {rollout_id} died while its plan was being recorded (nothing was written): "
+            f"configctl rollout abort {rollout_id} clears it"
+        )
+    if record.state == rec.ABORTING:
+        raise Conflict(
+            f"rollout {rollout_id} was being aborted; finish that with configctl rollout abort {rollout_id}"
+        )
+    if loaded.owner is not None:
+        raise Conflict(_running(rollout_id, loaded.owner))
+    active = Active(store, loaded)
+    try:
+        active.take_over(f"resumed by {store.identity} at {record.step.get('step')} {record.wave}")
+    except (TakenOver, Conflict):
+        found = nodes.load(store.session, rollout_id)
+        raise Conflict(_running(rollout_id, found.owner or {})) from None
+    if record.kind == rec.CANARY:
+        return canary.run(active, observer)
+    return waves.run(active, observer)
+
+
+def _running(rollout_id: str, owner: dict) -> str:
+    who = f"pid {owner.get('pid')} on {owner.get('host')}" if owner else "another process"
+    return (
+        f"rollout {rollout_id} is still run by {who}; if that process is dead, its ZooKeeper session "
+        "expires within the session timeout: try again then (or abort it: configctl rollout abort "
+        f"{rollout_id})"
+    )

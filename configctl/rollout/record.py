@@ -1,0 +1,331 @@
+"""A rollout's record: what it plans, how far it got, and the exact bytes that undo it. Pure.
+
+The record (``/configctl/rollouts/<id>``) is what makes a rollout survive the operator's laptop:
+whoever reads it (``configctl rollout show|abort|resume``) knows the plan (:class:`Planned`, in
+``plan-NNNN`` chunks), the step reached (``state`` and ``step``) and, for every entity already
+written, its previous bytes (:class:`Undo`, in ``undo-NNNN`` chunks that are created by the very
+multi that wrote those entities, so an undo is on record exactly when its write landed).
+
+States: ``preparing`` (the plan is being recorded; nothing written), ``running`` (a process works
+on it), ``stopped`` (a wave failed and was left as it is, or a concurrent writer stopped it),
+``aborting`` (an undo is under way); then finished: ``promoted`` (a canary),
+``completed`` (waves), ``aborted`` (every entity written was restored).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from configctl.entities import Entity
+from configctl.errors import InvalidInput
+from configctl.znodes import RolloutZNode
+
+FORMAT = "configctl-rollout/1"
+CANARY = "canary"
+WAVES = "waves"
+KINDS = (CANARY, WAVES)
+
+PREPARING = "preparing"
+RUNNING = "running"
+STOPPED = "stopped"
+ABORTING = "aborting"
+PROMOTED = "promoted"
+COMPLETED = "completed"
+ABORTED = "aborted"
+OPEN_STATES = (PREPARING, RUNNING, STOPPED, ABORTING)
+FINISHED_STATES = (PROMOTED, COMPLETED, ABORTED)
+
+MAX_EVENTS = 200
+"""Events kept in a record (oldest dropped): enough for any sensible rollout, bounded for a silly one."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How each step is judged: the soak, the health check, and how long brokers get to apply it."""
+
+    soak_seconds: float = 0.0
+    check: str | None = None
+    check_timeout_seconds: float = 60.0
+    wait_seconds: float = 60.0
+    revert_on_failure: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "soak_seconds": self.soak_seconds,
+            "check": self.check,
+            "check_timeout_seconds": self.check_timeout_seconds,
+            "wait_seconds": self.wait_seconds,
+            "revert_on_failure": self.revert_on_failure,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Options:
+        return cls(
+            soak_seconds=float(data.get("soak_seconds") or 0.0),
+            check=data.get("check") or None,
+            check_timeout_seconds=float(data.get("check_timeout_seconds") or 60.0),
+            wait_seconds=float(data.get("wait_seconds") or 60.0),
+            revert_on_failure=bool(data.get("revert_on_failure")),
+        )
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One write a rollout plans: the entity's config becomes ``target`` in ``wave`` (1-based), and
+    only if the node is still at ``expected_version`` (-1: absent) when it goes out."""
+
+    entity: Entity
+    wave: int
+    target: dict[str, str]
+    expected_version: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.entity.path,
+            "wave": self.wave,
+            "target": dict(sorted(self.target.items())),
+            "expected_version": self.expected_version,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Planned:
+        return cls(
+            Entity.from_path(str(data["path"])),
+            int(data["wave"]),
+            {str(k): str(v) for k, v in dict(data["target"]).items()},
+            int(data["expected_version"]),
+        )
+
+
+@dataclass(frozen=True)
+class Undo:
+    """What restores one written entity: its exact previous bytes (None: there was no node) at
+    ``previous_version`` (-1: absent), and the version the rollout's write left it at
+    (-1: the write removed the node, as Kafka does with an emptied quota)."""
+
+    entity: Entity
+    previous: bytes | None
+    previous_version: int
+    written_version: int
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "path": self.entity.path,
+            "previous_version": self.previous_version,
+            "written_version": self.written_version,
+        }
+        document.update(_bytes_json(self.previous))
+        return document
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Undo:
+        return cls(
+            Entity.from_path(str(data["path"])),
+            _bytes_from_json(data),
+            int(data["previous_version"]),
+            int(data["written_version"]),
+        )
+
+    def still_ours(self, version: int | None) -> bool:
+        """Is the node (at ``version``, None: absent) still exactly as the rollout's write left it?
+
+        An emptied quota node is removed unless it has children (a user's clients), in which case
+        it stays, one version on: both are what the write left.
+        """
+        if self.written_version < 0:
+            return version is None or version == self.previous_version + 1
+        return version == self.written_version
+
+
+def _bytes_json(data: bytes | None) -> dict[str, Any]:
+    """Bytes as readable text when they are UTF-8 (a config node nearly always is), else base64."""
+    if data is None:
+        return {"previous": None, "encoding": None}
+    try:
+        return {"previous": data.decode("utf-8"), "encoding": "utf-8"}
+    except UnicodeDecodeError:
+        return {"previous": base64.b64encode(data).decode("ascii"), "encoding": "base64"}
+
+
+def _bytes_from_json(data: Mapping[str, Any]) -> bytes | None:
+    text, encoding = data.get("previous"), data.get("encoding")
+    if text is None:
+        return None
+    if encoding == "base64":
+        try:
+            return base64.b64decode(str(text), validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidInput("rollout undo entry holds invalid base64") from None
+    return str(text).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class UndoChunk:
+    """One ``undo-NNNN`` node: the entities one multi wrote (in wave ``wave``) and their undo."""
+
+    index: int
+    wave: int
+    entries: tuple[Undo, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"wave": self.wave, "entries": [u.to_json() for u in self.entries]}
+
+    @classmethod
+    def from_json(cls, index: int, data: Mapping[str, Any]) -> UndoChunk:
+        return cls(index, int(data.get("wave") or 0), tuple(Undo.from_json(u) for u in data["entries"]))
+
+
+@dataclass(frozen=True)
+class CanaryPlan:
+    """A canary's own facts: its brokers, the change, and what ``brokers/<default>`` becomes."""
+
+    brokers: tuple[int, ...]
+    add: dict[str, str]
+    default_target: dict[str, str]
+    default_version: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "brokers": list(self.brokers),
+            "add": dict(sorted(self.add.items())),
+            "default_target": dict(sorted(self.default_target.items())),
+            "default_version": self.default_version,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CanaryPlan:
+        return cls(
+            tuple(int(b) for b in data["brokers"]),
+            {str(k): str(v) for k, v in dict(data["add"]).items()},
+            {str(k): str(v) for k, v in dict(data["default_target"]).items()},
+            int(data["default_version"]),
+        )
+
+
+@dataclass(frozen=True)
+class Record:
+    """The record node's document."""
+
+    id: str
+    kind: str
+    state: str
+    created_ms: int
+    updated_ms: int
+    identity: str
+    reason: str
+    options: Options
+    waves: int
+    entities: tuple[str, ...]
+    """Entities it touches that its plan does not list (a canary's ``brokers/<default>``); a plan can
+    be far larger than one node, so its own entities are only in its ``plan-NNNN`` chunks."""
+    entity_count: int
+    plan_chunks: int
+    baseline_change: int | None
+    step: dict[str, Any] = field(default_factory=dict)
+    canary: CanaryPlan | None = None
+    failure: str | None = None
+    events: tuple[dict[str, Any], ...] = ()
+    undo_chunks: int = 0
+    """Undo chunks ever written (the next one's index); the chunks still present are what is left to undo."""
+
+    @property
+    def open(self) -> bool:
+        return self.state in OPEN_STATES
+
+    @property
+    def wave(self) -> int:
+        """The wave the rollout is at (1-based; a canary is one wave)."""
+        return int(self.step.get("wave") or 1)
+
+    def with_event(self, at_ms: int, text: str, **changes: Any) -> Record:
+        """This record, changed, with ``text`` appended to its events (at most :data:`MAX_EVENTS` kept)."""
+        events = (*self.events, {"at_ms": at_ms, "text": text})[-MAX_EVENTS:]
+        return replace(self, updated_ms=at_ms, events=events, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "id": self.id,
+            "kind": self.kind,
+            "state": self.state,
+            "step": dict(self.step),
+            "created_ms": self.created_ms,
+            "updated_ms": self.updated_ms,
+            "identity": self.identity,
+            "reason": self.reason,
+            "options": self.options.to_json(),
+            "waves": self.waves,
+            "entities": list(self.entities),
+            "entity_count": self.entity_count,
+            "plan_chunks": self.plan_chunks,
+            "undo_chunks": self.undo_chunks,
+            "baseline_change": self.baseline_change,
+            "canary": self.canary.to_json() if self.canary else None,
+            "failure": self.failure,
+            "events": list(self.events),
+        }
+
+    def encode(self) -> bytes:
+        return RolloutZNode.encode(self.to_json())
+
+    @classmethod
+    def decode(cls, data: bytes) -> Record:
+        document = RolloutZNode.decode(data)
+        if document.get("format") != FORMAT:
+            raise InvalidInput(f"rollout record has format {document.get('format')!r}, not {FORMAT!r}")
+        try:
+            kind = str(document["kind"])
+            if kind not in KINDS:
+                raise ValueError(kind)
+            return cls(
+                id=str(document["id"]),
+                kind=kind,
+                state=str(document["state"]),
+                created_ms=int(document["created_ms"]),
+                updated_ms=int(document["updated_ms"]),
+                identity=str(document.get("identity") or ""),
+                reason=str(document.get("reason") or ""),
+                options=Options.from_json(document.get("options") or {}),
+                waves=int(document.get("waves") or 1),
+                entities=tuple(str(p) for p in document.get("entities") or ()),
+                entity_count=int(document.get("entity_count") or 0),
+                plan_chunks=int(document.get("plan_chunks") or 0),
+                undo_chunks=int(document.get("undo_chunks") or 0),
+                baseline_change=document.get("baseline_change"),
+                step=dict(document.get("step") or {}),
+                canary=CanaryPlan.from_json(document["canary"]) if document.get("canary") else None,
+                failure=document.get("failure"),
+                events=tuple(dict(e) for e in document.get("events") or ()),
+            )
+        except (KeyError, TypeError, ValueError, InvalidInput) as exc:
+            raise InvalidInput(f"rollout record is malformed: {type(exc).__name__} {exc}") from None
+
+
+def plan_chunk_json(entries: Iterable[Planned]) -> bytes:
+    return RolloutZNode.encode({"entries": [p.to_json() for p in entries]})
+
+
+def decode_plan_chunk(data: bytes) -> list[Planned]:
+    try:
+        return [Planned.from_json(p) for p in RolloutZNode.decode(data)["entries"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput(f"rollout plan chunk is malformed: {type(exc).__name__}") from None
+
+
+def decode_undo_chunk(index: int, data: bytes) -> UndoChunk:
+    try:
+        return UndoChunk.from_json(index, RolloutZNode.decode(data))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput(f"rollout undo chunk is malformed: {type(exc).__name__}") from None
+
+
+def waves_of(planned: Sequence[Planned]) -> list[list[Planned]]:
+    """Planned writes grouped by wave, in wave order (each in the plan's order)."""
+    by_wave: dict[int, list[Planned]] = {}
+    for item in planned:
+        by_wave.setdefault(item.wave, []).append(item)
+    return [by_wave[w] for w in sorted(by_wave)]
