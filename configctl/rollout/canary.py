@@ -33,7 +33,6 @@ from configctl.errors import Conflict, InvalidInput
 from configctl.rollout import nodes, steps
 from configctl.rollout import record as rec
 from configctl.rollout.nodes import Active, EntitiesMoved, TakenOver
-from configctl.rollout.parsing import new_rollout_id
 from configctl.rollout.record import CanaryPlan, Options, Planned, Record
 from configctl.rollout.steps import Observer, Report, Run
 from configctl.zk.configstore import Change, ConfigStore
@@ -160,28 +159,18 @@ def start(
     observer: Observer | None = None,
 ) -> Report:
     """Record the canary (refused if an open rollout holds one of its entities), then run it."""
-    now = steps.now_ms()
-    record = Record(
-        id=new_rollout_id(),
+    active = nodes.open_rollout(
+        store,
+        prepared.planned,
         kind=rec.CANARY,
-        state=rec.RUNNING,
-        created_ms=now,
-        updated_ms=now,
-        identity=store.identity,
         reason=reason,
         options=options,
         waves=1,
         entities=(DEFAULT_BROKERS.path,),
-        entity_count=1 + len(prepared.planned),
-        plan_chunks=0,
-        baseline_change=fleet.latest_change_number(store.session),
         step={"step": "canary", "wave": 1, "activity": "writing"},
         canary=CanaryPlan(prepared.brokers, prepared.add, prepared.default_target, prepared.default_version),
+        summary=f"canary on broker(s) {_ids(prepared.brokers)}",
     )
-    record = record.with_event(
-        now, f"created by {store.identity}: canary on broker(s) {_ids(prepared.brokers)}"
-    )
-    active = nodes.create(store, record, prepared.planned)
     return run(active, observer)
 
 

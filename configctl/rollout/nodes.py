@@ -37,7 +37,9 @@ from configctl.errors import (
     RolloutStuck,
     ZooKeeperUnavailable,
 )
+from configctl.fleet import latest_change_number
 from configctl.rollout import record as rec
+from configctl.rollout.parsing import new_rollout_id
 from configctl.rollout.record import Planned, Record, Undo, UndoChunk
 from configctl.zk.configstore import CLEANED_TYPES, Change, CommitInterrupted, Committed, ConfigStore, NodeOp
 from configctl.zk.errors import VersionConflict
@@ -99,13 +101,13 @@ class Listed:
     problem: str | None = None
 
 
-def _now_ms() -> int:
+def now_ms() -> int:
     return int(time.time() * 1000)
 
 
 def owner_document(identity: str) -> bytes:
     return RolloutZNode.encode(
-        {"pid": os.getpid(), "host": socket.gethostname(), "identity": identity, "started_ms": _now_ms()}
+        {"pid": os.getpid(), "host": socket.gethostname(), "identity": identity, "started_ms": now_ms()}
     )
 
 
@@ -241,6 +243,45 @@ def busy_message(busy: dict[str, Record]) -> str:
         f"{first_path}{more} is part of open rollout {first.id} ({first.kind}, {first.state}, "
         f"by {first.identity}); finish it first: configctl rollout show {first.id}; nothing was written"
     )
+
+
+def open_rollout(
+    store: ConfigStore,
+    planned: Sequence[Planned],
+    *,
+    kind: str,
+    reason: str,
+    options: rec.Options,
+    waves: int,
+    step: dict[str, Any],
+    summary: str,
+    entities: tuple[str, ...] = (),
+    canary: rec.CanaryPlan | None = None,
+) -> Active:
+    """A new rollout's record, stamped (id, owner, now, the fleet's change number) and created.
+
+    One home for what every kind of rollout records when it opens, so a canary and a wave
+    rollout cannot disagree about it; ``summary`` is the text of its first event.
+    """
+    now = now_ms()
+    record = Record(
+        id=new_rollout_id(),
+        kind=kind,
+        state=rec.RUNNING,
+        created_ms=now,
+        updated_ms=now,
+        identity=store.identity,
+        reason=reason,
+        options=options,
+        waves=waves,
+        entities=entities,
+        entity_count=len(entities) + len(planned),
+        plan_chunks=0,
+        baseline_change=latest_change_number(store.session),
+        step=step,
+        canary=canary,
+    )
+    return create(store, record.with_event(now, f"created by {store.identity}: {summary}"), planned)
 
 
 def create(store: ConfigStore, record: Record, planned: Sequence[Planned]) -> Active:
@@ -547,7 +588,7 @@ class Active:
         extra: Sequence[NodeOp] = (),
         reason: str = "",
     ) -> list[Committed]:
-        new = self.record.with_event(_now_ms(), text, **fields)
+        new = self.record.with_event(now_ms(), text, **fields)
         data = new.encode()
         ops = [*extra, NodeOp("set", self.path, data, version=self.version)]
         try:

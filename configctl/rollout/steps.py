@@ -14,7 +14,6 @@ observer (the CLI's live view) what is happening.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,7 +230,3 @@ def _judge(
             return checked.failure
         run.say("checking", f"{run.title}: the check passed ({checked.seconds:.1f}s)")
     return None
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)

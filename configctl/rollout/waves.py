@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from configctl import fleet
 from configctl.desired.apply import StalePlan, _phases, moved_since
 from configctl.desired.plan import Plan, listed
 from configctl.rollout import nodes, steps
 from configctl.rollout import record as rec
 from configctl.rollout.nodes import Active, EntitiesMoved, TakenOver
-from configctl.rollout.parsing import WaveSpec, new_rollout_id
-from configctl.rollout.record import Options, Planned, Record, UndoChunk, waves_of
+from configctl.rollout.parsing import WaveSpec
+from configctl.rollout.record import Options, Planned, UndoChunk, waves_of
 from configctl.rollout.steps import Observer, Report, Run
 from configctl.zk.configstore import Change, ConfigStore
 
@@ -60,26 +59,17 @@ def start(
     observer: Observer | None = None,
 ) -> Report:
     """Record the rollout (refused if an open rollout holds one of its entities), then run it."""
-    now = steps.now_ms()
     count = max((p.wave for p in planned), default=0)
-    record = Record(
-        id=new_rollout_id(),
+    active = nodes.open_rollout(
+        store,
+        planned,
         kind=rec.WAVES,
-        state=rec.RUNNING,
-        created_ms=now,
-        updated_ms=now,
-        identity=store.identity,
         reason=reason,
         options=options,
         waves=count,
-        entities=(),
-        entity_count=len(planned),
-        plan_chunks=0,
-        baseline_change=fleet.latest_change_number(store.session),
         step={"step": "wave", "wave": 1, "activity": "writing"},
+        summary=f"{len(planned)} entities in {count} waves",
     )
-    record = record.with_event(now, f"created by {store.identity}: {len(planned)} entities in {count} waves")
-    active = nodes.create(store, record, planned)
     return run(active, observer)
 
 
