@@ -7,7 +7,8 @@ JSON line per target figure::
     {"figure": str, "measured": number, "unit": str, "limit": number|null, "ratio": number|null,
      "target": "<= 3x", "met": bool}
 
-``python benchmarks/results.py FILE`` prints them as one table (what ``make bench`` ends with).
+``python benchmarks/results.py FILE`` prints them as one table (what ``make bench`` ends with);
+``--markdown`` prints them for ``benchmarks/RESULTS.md``, the machine described.
 """
 
 from __future__ import annotations
@@ -61,14 +62,6 @@ def record_rows(rows: list[dict]) -> None:
         )
 
 
-def table(path: Path) -> str:
-    rows = []
-    for text in path.read_text(encoding="utf-8").splitlines():
-        if text.strip():
-            rows.append(json.loads(text))
-    return format_table(rows)
-
-
 def format_table(rows: list[dict]) -> str:
     """The figures as an aligned table, closing with how many targets were met."""
     header = ("figure", "measured", "raw limit", "ratio", "target", "met")
@@ -92,5 +85,50 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines() if text.strip()]
+
+
+def machine() -> str:
+    """The machine a run was made on, in one line (figures mean nothing without it)."""
+    import platform
+    import shutil
+    import subprocess
+
+    cores = os.cpu_count() or 0
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        memory = 0.0
+    java = "no java"
+    if shutil.which("java"):
+        shown = subprocess.run(["java", "-version"], capture_output=True, text=True, check=False).stderr
+        java = shown.splitlines()[0] if shown else "java"
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{platform.machine()}, {cores} cores, {memory:.0f} GiB, Python {platform.python_version()}, "
+        f"{java}; load average at the end {load}"
+    )
+
+
+def markdown(rows: list[dict]) -> str:
+    """The figures as a Markdown table (for benchmarks/RESULTS.md), with the machine."""
+    lines = [
+        f"Machine: {machine()}",
+        "",
+        "| figure | measured | raw limit | ratio | target | met |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        limit = "" if r["limit"] is None else f"{r['limit']:g} {r['unit']}"
+        ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        met = "yes" if r["met"] else "**no**"
+        lines.append(
+            f"| {r['figure']} | {r['measured']:g} {r['unit']} | {limit} | {ratio} | {r['target']} | {met} |"
+        )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(table(Path(sys.argv[1])))
+    rows = read_rows(Path(sys.argv[1]))
+    print(markdown(rows) if "--markdown" in sys.argv[2:] else format_table(rows))

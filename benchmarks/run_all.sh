@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: run every benchmark (each starts its own ZooKeeper / Spark and prints its figures),
-# then one table of every target figure: measured, the raw limit of the same run, ratio, target.
+# then one table of every target figure: measured, the raw limit of the same run, ratio, target
+# (also written as Markdown with the machine described to build/bench-results.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="$(mktemp -t configctl-bench.XXXXXX)"
@@ -14,3 +15,8 @@ for script in write_path cold_start propagation bulk_apply audit; do
 done
 printf '\n== every target, beside its raw limit from the same run\n'
 python benchmarks/results.py "$results"
+# The same table in Markdown, the machine described, for benchmarks/RESULTS.md.
+mkdir -p build
+python benchmarks/results.py "$results" --markdown > build/bench-results.md
+printf '\n(Markdown of this run, for benchmarks/RESULTS.md: build/bench-results.md)\n'
+
