@@ -66,6 +66,8 @@ from configctl.audit.schema import (
     snapshot_schema,
 )
 from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
+from configctl.digests import digest, read_digest_key
+from configctl.errors import InvalidInput
 from configctl.sources import DYNAMIC_DEFAULT_BROKER_CONFIG
 
 __all__ = ["AuditInputError", "AuditOptions", "audit", "audit_frame", "main", "read_snapshots"]
@@ -178,16 +180,20 @@ def _digested(value: str = "value", name: str = "name") -> str:
     )
 
 
-def _lines(raw: DataFrame) -> DataFrame:
-    """Each raw line as the condensing groups it (a malformed one by file, problem and text)."""
+def _lines(raw: DataFrame, keyed: bool) -> DataFrame:
+    """Each raw line as the condensing groups it (a malformed one by file, problem and text).
+
+    A malformed line's text shows a secret in clear as its digest; under a digest key (``keyed``)
+    Spark cannot compute that digest, so such a line's text is withheld instead.
+    """
     fields = ", ".join(
         f"'{name}', {_digested() if name == 'value' else name}" for name in snapshot.FIELD_NAMES
     )
     text = f"coalesce({CORRUPT_COLUMN}, to_json(named_struct({fields})))"
-    shown = (
-        f"CASE WHEN {text} RLIKE {sql.text(_SECRET_HINT)} THEN {sql.text(_WITHHELD)} "
-        f"ELSE substring({text}, 1, {_EXAMPLE_CHARS}) END"
-    )
+    withhold = f"{text} RLIKE {sql.text(_SECRET_HINT)}"
+    if keyed:
+        withhold = f"{withhold} OR coalesce({_clear_secret()}, false)"
+    shown = f"CASE WHEN {withhold} THEN {sql.text(_WITHHELD)} ELSE substring({text}, 1, {_EXAMPLE_CHARS}) END"
     return raw.selectExpr(
         "CASE WHEN _bad IS NULL THEN entity_path ELSE _file END AS path",
         "CASE WHEN _bad IS NULL THEN name END AS name",
@@ -198,7 +204,7 @@ def _lines(raw: DataFrame) -> DataFrame:
     )
 
 
-def _condense(raw: DataFrame) -> DataFrame:
+def _condense(raw: DataFrame, keyed: bool) -> DataFrame:
     """The one pass: line groups (``line`` = 1) and one row per broker (``line`` = 0).
 
     Columns: line, path, name, value, source, broker, brokers (sorted ids), n (lines), cn (max
@@ -207,7 +213,7 @@ def _condense(raw: DataFrame) -> DataFrame:
     are a Generate, not GROUPING SETS: Spark plans those as an Expand, which the cache manager
     does not recognise again once a query unions the cached table with itself.
     """
-    twice = _lines(raw).selectExpr("*", "explode(array(1, 0)) AS line")
+    twice = _lines(raw, keyed).selectExpr("*", "explode(array(1, 0)) AS line")
     keys = [F.expr(f"CASE WHEN line = 1 THEN {c} END AS {c}") for c in ("path", "name", "value", "source")]
     return twice.groupBy(F.col("line"), *keys, F.expr("CASE WHEN line = 0 THEN broker_id END AS broker")).agg(
         F.expr("array_sort(collect_set(broker_id)) AS brokers"),
@@ -216,13 +222,14 @@ def _condense(raw: DataFrame) -> DataFrame:
     )
 
 
-def _classify(condensed: DataFrame) -> DataFrame:
+def _classify(condensed: DataFrame, keyed: bool) -> DataFrame:
     """The table every finding reads: kind, broker_id, path, name, value, source, brokers, n, cn, clear.
 
     A ``brokers/<id>`` group is split: broker <id> saying it is its own key, any other broker
     saying it is an entity line (as before condensing, where ``own`` compared the line's path
     with its broker). The owner is the id written as Java writes an int ("brokers/007" is
-    nobody's own path). Values of secrets in clear are digested here (``clear`` marks them).
+    nobody's own path). Values of secrets in clear are digested here (``clear`` marks them);
+    under a digest key (``keyed``) they are left in clear for :func:`_digest_clear_under_key`.
     No higher-order functions: a cached plan with lambdas is not recognised again when a query
     unions the cached table with itself.
     """
@@ -252,7 +259,7 @@ def _classify(condensed: DataFrame) -> DataFrame:
             f"explode({rows}) AS r",
             # a bad group keeps its problem in ``name`` (as the examples list it)
             f"CASE WHEN {good_line} OR line = 0 THEN name ELSE source END AS name",
-            f"CASE WHEN {good_line} THEN {_digested()} ELSE value END AS value",
+            f"CASE WHEN {good_line} THEN {'value' if keyed else _digested()} ELSE value END AS value",
             "n",
             "cn",
             f"{good_line} AND {_clear_secret()} AS clear",
@@ -262,6 +269,36 @@ def _classify(condensed: DataFrame) -> DataFrame:
         )
         .filter(f"kind = '{KIND_CHANGE}' OR kind = '{KIND_BAD}' OR size(brokers) > 0")
     )
+
+
+_TABLE_SCHEMA = (
+    ("kind", "string"),
+    ("broker_id", "int"),
+    ("path", "string"),
+    ("name", "string"),
+    ("value", "string"),
+    ("source", "string"),
+    ("brokers", "array<int>"),
+    ("n", "bigint"),
+    ("cn", "bigint"),
+    ("clear", "boolean"),
+)
+
+
+def _digest_clear_under_key(inputs: Inputs, table: DataFrame, key: bytes) -> DataFrame:
+    """The table with every secret sent in clear replaced by its HMAC digest under the fleet's key.
+
+    Spark SQL has no HMAC, so the rows holding such secrets (rare: listeners write digests;
+    distinct lines, not lines) come to the driver, are digested there with the listener's own
+    :func:`configctl.digests.digest`, and go back as a small table. The key never leaves the
+    driver, and what goes back into the plan holds digests only, never a secret.
+    """
+    rows = table.filter("clear").collect()
+    digested = [
+        tuple(digest(r["value"], key) if name == "value" else r[name] for name, _ in _TABLE_SCHEMA)
+        for r in rows
+    ]
+    return table.filter("NOT clear").unionByName(inputs.rows_table(digested, _TABLE_SCHEMA))
 
 
 def _merge_digested(table: DataFrame) -> DataFrame:
@@ -307,14 +344,15 @@ def audit_frame(
         cached.append(df)
         return df
 
-    table = keep(_classify(_condense(raw)))
+    keyed = options.digest_key is not None
+    table = keep(_classify(_condense(raw, keyed), keyed))
     inputs = Inputs(spark, options, expected, keep)
     preparing = [d for d in REGISTRY if d.prepare is not None and d.applies(expected)]
     with ThreadPoolExecutor(max_workers=max(1, len(preparing)), thread_name_prefix="configctl-prep") as pool:
         # What needs only the inputs is prepared while the snapshots are being condensed.
         futures = {d.name: pool.submit(d.prepare, inputs) for d in preparing if d.prepare is not None}
         try:
-            return _run(spark, table, expected, options, keep, futures)
+            return _run(inputs, table, futures)
         except PySparkException as exc:
             raise AuditInputError(f"the audit failed: {_first_line(exc)}") from None
         finally:
@@ -325,14 +363,8 @@ def audit_frame(
                 df.unpersist()
 
 
-def _run(
-    spark: SparkSession,
-    table: DataFrame,
-    expected: ExpectedState | None,
-    options: AuditOptions,
-    keep: Any,
-    preparing: dict[str, Future[Any]],
-) -> dict[str, Any]:
+def _run(inputs: Inputs, table: DataFrame, preparing: dict[str, Future[Any]]) -> dict[str, Any]:
+    spark, options, expected, keep = inputs.spark, inputs.options, inputs.expected, inputs.keep
     own_key = f"kind = '{KIND_OWN}' AND NOT name RLIKE {sql.text(per_broker_regex(options.per_broker_keys))}"
     # One job answers every question whose answer is small: the figures, each broker's change
     # number (the fleet's broker ids travel as a literal from here on: no joins with them), and
@@ -355,6 +387,8 @@ def _run(
     ).first()
     assert stats is not None
     if stats["clear"]:
+        if options.digest_key is not None:
+            table = _digest_clear_under_key(inputs, table, options.digest_key)
         table = keep(_merge_digested(table))
     malformed = {
         "unparseable": int(stats["unparseable"] or 0),
@@ -517,6 +551,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--per-broker-key", action="append", default=[], help="another per-broker key")
     parser.add_argument("--pattern", default=snapshot.FILE_PATTERN, help="snapshot file glob in a directory")
     parser.add_argument("--fail-on-drift", action="store_true", help="exit 2 when drift is found")
+    parser.add_argument(
+        "--digest-key-file",
+        default=None,
+        help="file holding the fleet's digest key, as the listeners use (else $CONFIGCTL_DIGEST_KEY_FILE); "
+        "with --deploy-mode cluster ship it with --files. Never give the key itself on a command line.",
+    )
     return parser
 
 
@@ -528,9 +568,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         expected = read_expected_state(args.desired_state) if args.desired_state else None
         options = AuditOptions(
-            limit=args.limit, per_broker_keys=tuple(args.per_broker_key), file_pattern=args.pattern
+            limit=args.limit,
+            per_broker_keys=tuple(args.per_broker_key),
+            file_pattern=args.pattern,
+            digest_key=read_digest_key(args.digest_key_file),
         )
-    except (ValueError, AuditInputError) as exc:
+    except (ValueError, AuditInputError, InvalidInput) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     try:

@@ -58,10 +58,10 @@ class _Expectations:
     specific_brokers: dict[tuple[int, str], list[str | None]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, state: ExpectedState) -> _Expectations:
+    def of(cls, state: ExpectedState, digest_key: bytes | None = None) -> _Expectations:
         cut = cls()
         for e in state.expected:
-            value = snapshot_form(e.name, e.value)
+            value = snapshot_form(e.name, e.value, digest_key)
             broker_id = e.broker_id
             if e.entity_path.startswith("brokers/"):
                 match = _BROKER_PATH.match(e.entity_path)
@@ -102,7 +102,7 @@ def prepare(inputs: Inputs) -> _Prepared:
     nothing from the snapshots, so they cost no wall time there)."""
     state = inputs.expected
     assert state is not None
-    cut = _Expectations.of(state)
+    cut = _Expectations.of(state, inputs.options.digest_key)
     general = inputs.keep(
         inputs.rows_table(
             (
