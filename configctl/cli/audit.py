@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import click
@@ -21,6 +22,9 @@ from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
 from configctl.cli.options import GlobalSettings, global_options, settings
 from configctl.digests import read_digest_key
 from configctl.errors import EnvironmentProblem, InvalidInput
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _EPILOG = (
     "Exit status: 0 when the audit ran (drift or not); with --fail-on-drift, "
@@ -127,13 +131,9 @@ def audit(
 
     doc = _run_audit(snapshots, master, expected, limit, per_broker_keys, pattern, digest_key)
 
-    if global_settings.output == "json":
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-    else:
-        from configctl.audit.report import print_summary
-        from configctl.cli.render import console
+    from configctl.cli.render import show
 
-        print_summary(doc, console())
+    show(AuditView(doc))
     if html_file:
         from configctl.audit.report import write_html
 
@@ -146,6 +146,21 @@ def audit(
         click.echo(f"HTML report written to {written}", err=global_settings.output == "json")
     if fail_on_drift and has_drift(doc):
         raise click.exceptions.Exit(DRIFT_EXIT_CODE)
+
+
+@dataclass(frozen=True)
+class AuditView:
+    """The audit document for :func:`configctl.cli.render.show`: as it is, or the terminal summary."""
+
+    doc: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc
+
+    def render(self, out: Console) -> None:
+        from configctl.audit.report import print_summary
+
+        print_summary(self.doc, out)
 
 
 def _run_audit(
