@@ -7,7 +7,8 @@ Three things a ZooKeeper-mode Kafka cluster keeps in ``/config`` must be produce
 * sensitive per-broker configs (``ssl.keystore.password`` ...), encrypted as Kafka's
   ``EncryptingPasswordEncoder`` does, so a broker with the same ``password.encoder.secret``
   decrypts them;
-* masked or digested values for display and snapshots, so secrets never leak but drift stays visible.
+* masked or digested values for display and snapshots, so secrets never leak but drift stays visible
+  (digests themselves in :mod:`configctl.digests`).
 
 Pure functions; the only randomness is salts and IVs from :mod:`secrets`.
 """
@@ -38,6 +39,10 @@ try:
 except ImportError:  # pragma: no cover - older cryptography
     from cryptography.hazmat.primitives.ciphers.modes import CFB, OFB
 
+# Digests (what snapshots show instead of a secret) live in configctl.digests, standard library
+# only, so the audit job reads them on a cluster driver without this module's dependencies;
+# re-exported here, where the rest of the project looks for them.
+from configctl.digests import DIGEST_KEY_ENV, DIGEST_PREFIX, digest, read_digest_key  # noqa: F401
 from configctl.errors import InvalidInput
 
 # -- SCRAM ----------------------------------------------------------------------------------------
@@ -508,47 +513,6 @@ def _b64_field(params: Mapping[str, str], key: str) -> bytes:
 # -- masking --------------------------------------------------------------------------------------
 
 MASK = "******"
-
-
-DIGEST_PREFIX = "sha256:"
-DIGEST_KEY_ENV = "CONFIGCTL_DIGEST_KEY_FILE"
-"""A file holding the fleet's digest key, shared by every listener and the audit."""
-_MIN_DIGEST_KEY_BYTES = 16
-
-
-def digest(value: str, key: bytes | None = None) -> str:
-    """A stable fingerprint of a secret: equal values give equal digests, so drift stays visible.
-
-    Without a key it is Contract 4's ``sha256:<hex>`` of the value, which anyone holding a
-    snapshot can test guesses against offline. With the fleet's digest key (the same for every
-    listener and the audit) it is HMAC-SHA256 under that key, written the same way: equal values
-    still compare equal across the fleet, but a guess cannot be checked without the key.
-    """
-    data = value.encode("utf-8", "surrogatepass")
-    if key is None:
-        return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
-    return DIGEST_PREFIX + hmac.new(key, data, hashlib.sha256).hexdigest()
-
-
-def read_digest_key(path: str | None = None) -> bytes | None:
-    """The fleet digest key from ``path`` (else ``$CONFIGCTL_DIGEST_KEY_FILE``); None when not configured.
-
-    The file holds the key itself (trailing whitespace ignored); at least 16 bytes, so it is a
-    key and not a guessable word.
-    """
-    import os
-
-    from configctl.files import read_bytes
-
-    chosen = path or os.environ.get(DIGEST_KEY_ENV) or None
-    if chosen is None:
-        return None
-    key = read_bytes(chosen, "digest key file", limit=4096).strip()
-    if len(key) < _MIN_DIGEST_KEY_BYTES:
-        raise InvalidInput(
-            f"digest key file {chosen}: the key must be at least {_MIN_DIGEST_KEY_BYTES} bytes"
-        )
-    return key
 
 
 def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:

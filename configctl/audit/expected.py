@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from configctl.audit.schema import BROKER_DEFAULT_PATH, DIGEST_PREFIX, is_sensitive
+from configctl.digests import digest
 
 _BROKER_PATH = re.compile(r"^brokers/([0-9]+)$")
 
@@ -112,18 +113,16 @@ def read_expected_state(path: str | Path) -> ExpectedState:
     return ExpectedState.from_json(data)
 
 
-def snapshot_form(name: str, value: str | None) -> str | None:
+def snapshot_form(name: str, value: str | None, digest_key: bytes | None = None) -> str | None:
     """A value as a snapshot line would hold it: secrets as their digest, the rest unchanged.
 
-    The digest is :func:`configctl.secrets.digest`, the listener's. Imported here, not at the
-    top: an exported desired state already holds digests, so the job on a cluster driver
-    never needs ``configctl.secrets`` (and its ``cryptography`` dependency) for one.
+    The digest is :func:`configctl.digests.digest`, the listener's, under the fleet's digest key
+    when there is one (a listener with the key writes HMAC digests; without it, plain SHA-256).
+    A value that already is a digest is kept: an exported desired state holds digests.
     """
     if value is None or not is_sensitive(name) or value.startswith(DIGEST_PREFIX):
         return value
-    from configctl.secrets import digest
-
-    return digest(value)
+    return digest(value, digest_key)
 
 
 # (latest change number, {stored entity path: {key: value}}) exactly as ZooKeeper holds them.
@@ -136,8 +135,9 @@ def expected_from_configs(
     configs: Mapping[str, Mapping[str, str]],
     *,
     decode_password: Callable[[str], str] | None = None,
+    digest_key: bytes | None = None,
 ) -> ExpectedState:
-    """Turn the ``/config`` tree into expectations.
+    """Turn the ``/config`` tree into expectations (secrets digested under ``digest_key``, if any).
 
     ``brokers/<default>`` applies to every broker and ``brokers/<id>`` to one; every other
     entity's keys apply to every broker as they are. Broker password configs are stored
@@ -153,9 +153,10 @@ def expected_from_configs(
             broker_configs[path] = _decoded(config, decode_password)
             continue
         expected.extend(
-            ExpectedValue(None, path, name, snapshot_form(name, value)) for name, value in config.items()
+            ExpectedValue(None, path, name, snapshot_form(name, value, digest_key))
+            for name, value in config.items()
         )
-    expected.extend(_broker_expectations(broker_configs))
+    expected.extend(_broker_expectations(broker_configs, digest_key))
     return ExpectedState(latest_change_number, tuple(sorted(expected, key=_sort_key)), complete=True)
 
 
@@ -171,7 +172,9 @@ def _decoded(config: Mapping[str, str], decode_password: Callable[[str], str] | 
     return result
 
 
-def _broker_expectations(broker_configs: Mapping[str, Mapping[str, str]]) -> list[ExpectedValue]:
+def _broker_expectations(
+    broker_configs: Mapping[str, Mapping[str, str]], digest_key: bytes | None = None
+) -> list[ExpectedValue]:
     """What each broker should show with a dynamic source, resolved as the listener resolves it.
 
     Going through the same precedence code matters: a dynamic ``log.retention.ms`` also decides
@@ -187,7 +190,9 @@ def _broker_expectations(broker_configs: Mapping[str, Mapping[str, str]]) -> lis
     shared = resolve_broker("-1", {}, cluster_default, {}).values
     for name, value in shared.items():
         if value.source == DYNAMIC_DEFAULT_BROKER_CONFIG:
-            result.append(ExpectedValue(None, default_path, name, snapshot_form(name, value.value)))
+            result.append(
+                ExpectedValue(None, default_path, name, snapshot_form(name, value.value, digest_key))
+            )
     for path, config in broker_configs.items():
         match = _BROKER_PATH.match(path)
         if match is None:
@@ -196,7 +201,9 @@ def _broker_expectations(broker_configs: Mapping[str, Mapping[str, str]]) -> lis
         for name, value in own.items():
             if value.source == DYNAMIC_BROKER_CONFIG:
                 result.append(
-                    ExpectedValue(int(match.group(1)), path, name, snapshot_form(name, value.value))
+                    ExpectedValue(
+                        int(match.group(1)), path, name, snapshot_form(name, value.value, digest_key)
+                    )
                 )
     return result
 
@@ -206,7 +213,8 @@ def load_expected_state(
     reader: ConfigTreeReader,
     *,
     decode_password: Callable[[str], str] | None = None,
+    digest_key: bytes | None = None,
 ) -> ExpectedState:
     """Read the expected state through ``reader`` (the ZooKeeper access lives with the caller)."""
     latest, configs = reader(connect)
-    return expected_from_configs(latest, configs, decode_password=decode_password)
+    return expected_from_configs(latest, configs, decode_password=decode_password, digest_key=digest_key)

@@ -55,16 +55,8 @@ def heatmap_in_spark(frames: Frames) -> dict[str, Any]:
         .collect()
     )
     broker_ids = sorted(r["broker_id"] for r in top_brokers)
-    stale_ids: set[int] = set()
-    if frames.latest is not None:
-        stale_ids = {
-            r["broker_id"]
-            for r in frames.brokers.filter(
-                F.col("broker_id").isin(broker_ids) & (F.col("change_number") < frames.latest)
-            )
-            .select("broker_id")
-            .collect()
-        }
+    latest = frames.latest
+    stale_ids = {b for b, cn in frames.brokers if latest is not None and cn < latest}
     kinds = kind_of_priority()
     found = {
         (r["broker_id"], r["key"]): kinds[r["prio"]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from configctl import snapshot
 
@@ -25,6 +25,9 @@ class AuditOptions:
     # The heatmap is drawn from the collected findings when none was cut short (exact, and
     # saves three Spark jobs); set this to always compute it in Spark (tests compare both).
     heatmap_in_spark: bool = False
+    # The fleet's digest key (configctl.digests): secrets are compared as HMAC-SHA256 digests
+    # under it, as keyed listeners write them. Never shown: left out of repr and of the document.
+    digest_key: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("limit", "max_listed", "heatmap_keys", "heatmap_brokers"):

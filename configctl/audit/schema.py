@@ -18,20 +18,12 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from configctl import catalogue, snapshot
+from configctl.digests import DIGEST_PREFIX  # noqa: F401 (the job's SQL needs it as a literal)
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 CORRUPT_COLUMN = "_corrupt_record"
-
-DIGEST_PREFIX = "sha256:"
-"""What :func:`configctl.secrets.digest` puts before the hex digest of a secret.
-
-The Spark job needs the text as a literal (it digests secrets that arrive in clear with
-Spark's own ``sha2``, and recognises digests with ``startswith``); the tests check that both
-recipes give the same text. Kept here rather than imported so the job does not load
-``configctl.secrets`` (and its ``cryptography`` dependency) on a cluster's driver.
-"""
 
 
 def snapshot_schema() -> StructType:

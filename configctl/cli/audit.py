@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import click
@@ -19,13 +20,29 @@ import click
 from configctl import snapshot
 from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
 from configctl.cli.options import GlobalSettings, global_options, settings
+from configctl.digests import read_digest_key
 from configctl.errors import EnvironmentProblem, InvalidInput
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _EPILOG = (
     "Exit status: 0 when the audit ran (drift or not); with --fail-on-drift, "
     f"{DRIFT_EXIT_CODE} when stale brokers, divergent keys, static skew or missed changes were found; "
     "1 for bad input (missing path, unreadable snapshots, bad desired state); 7 when Spark cannot start."
 )
+
+
+def _digest_key_option(command: Any) -> Any:
+    """``--digest-key-file``, declared as the listener declares it: the key is read from a file, never argv."""
+    return click.option(
+        "--digest-key-file",
+        type=click.Path(dir_okay=False),
+        envvar="CONFIGCTL_DIGEST_KEY_FILE",
+        metavar="FILE",
+        help="The fleet's digest key (the listeners' --digest-key-file): secrets in the desired state "
+        "and any sent in clear are compared as HMAC-SHA256 under it, as keyed listeners write them.",
+    )(command)
 
 
 @click.group(invoke_without_command=True, epilog=_EPILOG)
@@ -68,6 +85,7 @@ _EPILOG = (
     help="Which files of a snapshot directory to read.",
 )
 @click.option("--fail-on-drift", is_flag=True, help=f"Exit {DRIFT_EXIT_CODE} when drift is found.")
+@_digest_key_option
 @click.pass_context
 def audit(
     ctx: click.Context,
@@ -79,6 +97,7 @@ def audit(
     per_broker_keys: tuple[str, ...],
     pattern: str,
     fail_on_drift: bool,
+    digest_key_file: str | None,
 ) -> None:
     """Audit the fleet's snapshots for configuration drift with Spark.
 
@@ -96,6 +115,7 @@ def audit(
         )
     _check_local_path(snapshots)
     global_settings = settings()
+    digest_key = read_digest_key(digest_key_file)
     if desired_state and _zookeeper_named(ctx):
         raise InvalidInput("give either --desired-state or --zookeeper, not both")
     expected = None
@@ -107,17 +127,13 @@ def audit(
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
     elif _zookeeper_named(ctx):
-        expected = _expected_from_zookeeper(global_settings)
+        expected = _expected_from_zookeeper(global_settings, digest_key)
 
-    doc = _run_audit(snapshots, master, expected, limit, per_broker_keys, pattern)
+    doc = _run_audit(snapshots, master, expected, limit, per_broker_keys, pattern, digest_key)
 
-    if global_settings.output == "json":
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-    else:
-        from configctl.audit.report import print_summary
-        from configctl.cli.render import console
+    from configctl.cli.render import show
 
-        print_summary(doc, console())
+    show(AuditView(doc))
     if html_file:
         from configctl.audit.report import write_html
 
@@ -132,6 +148,21 @@ def audit(
         raise click.exceptions.Exit(DRIFT_EXIT_CODE)
 
 
+@dataclass(frozen=True)
+class AuditView:
+    """The audit document for :func:`configctl.cli.render.show`: as it is, or the terminal summary."""
+
+    doc: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc
+
+    def render(self, out: Console) -> None:
+        from configctl.audit.report import print_summary
+
+        print_summary(self.doc, out)
+
+
 def _run_audit(
     snapshots: str,
     master: str | None,
@@ -139,13 +170,16 @@ def _run_audit(
     limit: int,
     per_broker_keys: tuple[str, ...],
     pattern: str,
+    digest_key: bytes | None,
 ) -> dict[str, Any]:
     from configctl.audit.job import AuditInputError, AuditOptions
     from configctl.audit.job import audit as run
     from configctl.audit.spark import SparkStartError, audit_session
 
     try:
-        options = AuditOptions(limit=limit, per_broker_keys=per_broker_keys, file_pattern=pattern)
+        options = AuditOptions(
+            limit=limit, per_broker_keys=per_broker_keys, file_pattern=pattern, digest_key=digest_key
+        )
     except AuditInputError as exc:
         raise InvalidInput(str(exc)) from None
     try:
@@ -173,8 +207,11 @@ def _zookeeper_named(ctx: click.Context) -> bool:
     return settings(ctx).zookeeper_explicit
 
 
-def _expected_from_zookeeper(global_settings: GlobalSettings) -> Any:
-    """The expected state from ZooKeeper's /config tree and newest change notification."""
+def _expected_from_zookeeper(global_settings: GlobalSettings, digest_key: bytes | None) -> Any:
+    """The expected state from ZooKeeper's /config tree and newest change notification.
+
+    Secrets are digested under the fleet's digest key, if any, as keyed listeners write them.
+    """
     from configctl.audit.expected import load_expected_state
 
     try:
@@ -189,7 +226,7 @@ def _expected_from_zookeeper(global_settings: GlobalSettings) -> Any:
             }
             return store.latest_change_number(), configs
 
-    return load_expected_state(global_settings.zookeeper, read)
+    return load_expected_state(global_settings.zookeeper, read, digest_key=digest_key)
 
 
 @audit.command("desired-state")
@@ -201,14 +238,17 @@ def _expected_from_zookeeper(global_settings: GlobalSettings) -> Any:
     default=None,
     help="Write the JSON here instead of stdout.",
 )
-def desired_state_command(out_file: str | None) -> None:
+@_digest_key_option
+def desired_state_command(out_file: str | None, digest_key_file: str | None) -> None:
     """Export what ZooKeeper says the brokers should run, for `audit --desired-state` or spark-submit.
 
     Reads /config and the newest change notification from the ZooKeeper named by --zookeeper
     (or CONFIGCTL_ZOOKEEPER). Use it where the Spark driver cannot reach ZooKeeper: export
-    here, copy the file next to the job, pass it with --desired-state.
+    here, copy the file next to the job, pass it with --desired-state. With the fleet's digest
+    key, secrets are exported as the keyed listeners write them (the key itself is not exported).
     """
-    document = json.dumps(_expected_from_zookeeper(settings()).to_json(), indent=1, ensure_ascii=False)
+    expected = _expected_from_zookeeper(settings(), read_digest_key(digest_key_file))
+    document = json.dumps(expected.to_json(), indent=1, ensure_ascii=False)
     if out_file is None:
         click.echo(document)
         return

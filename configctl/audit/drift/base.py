@@ -9,13 +9,14 @@ one by one except the renderers (each has its own table).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from configctl.audit.expected import ExpectedState
 from configctl.audit.options import AuditOptions
@@ -23,28 +24,47 @@ from configctl.audit.options import AuditOptions
 
 @dataclass
 class Frames:
-    """What drift classes read: the condensed input cut by kind, and intermediates they share.
+    """What drift classes read: the condensed input cut by kind, what the first job brought back,
+    and intermediates they share.
 
-    ``own`` holds each broker's lines about its own broker keys (name, value, source,
-    brokers: the sorted ids saying it); ``entities`` the lines about cluster-wide entities
-    (path, name, value, brokers); ``brokers`` one row per broker (broker_id, change_number);
-    ``all_brokers`` one row with every broker id as a sorted array. ``found`` collects each
-    class's findings frame as it is computed (the heatmap reads them).
+    ``own`` holds the lines about brokers' own keys (name, value, source, brokers: the sorted
+    ids saying it); ``entities`` the lines about cluster-wide entities (path, name, value,
+    brokers). Small answers are plain data on the driver: ``brokers`` (every broker's id and
+    change number, by id), ``dynamic_names`` (broker keys some broker takes from
+    ``brokers/<default>``) and ``static_names`` (the other broker keys), per-broker-by-nature
+    keys left out of both. ``found`` collects each class's findings frame (the heatmap reads it).
     """
 
     spark: SparkSession
     options: AuditOptions
-    n_brokers: int
     latest: int | None
     expected: ExpectedState | None
-    brokers: DataFrame
-    all_brokers: DataFrame
+    brokers: tuple[tuple[int, int], ...]
     own: DataFrame
     entities: DataFrame
+    dynamic_names: tuple[str, ...]
+    static_names: tuple[str, ...]
+    keep: Callable[[DataFrame], DataFrame]  # persist for the rest of the audit
+    prepared: dict[str, Any] = field(default_factory=dict)  # each class's ``prepare`` result
     found: dict[str, DataFrame] = field(default_factory=dict)
     users: Counter[str] = field(default_factory=Counter)
     _shared: dict[str, DataFrame] = field(default_factory=dict)
-    _cached: list[DataFrame] = field(default_factory=list)
+
+    @property
+    def n_brokers(self) -> int:
+        return len(self.brokers)
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        return tuple(b for b, _ in self.brokers)
+
+    def all_brokers_sql(self) -> str:
+        """Every broker id, sorted, as a literal SQL array (no join or broadcast needed to use it)."""
+        return f"array({', '.join(str(b) for b in self.broker_ids)})"
+
+    def rows_table(self, rows: Iterable[tuple[Any, ...]], columns: tuple[tuple[str, str], ...]) -> DataFrame:
+        """See :meth:`Inputs.rows_table`."""
+        return Inputs(self.spark, self.options, self.expected, self.keep).rows_table(rows, columns)
 
     def shared(self, name: str, make: Callable[[Frames], DataFrame], *, cache: bool = True) -> DataFrame:
         """An intermediate several classes read, made once; cached when more than one class uses it.
@@ -58,14 +78,27 @@ class Frames:
             self._shared[name] = df
         return self._shared[name]
 
-    def keep(self, df: DataFrame) -> DataFrame:
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
-        self._cached.append(df)
-        return df
 
-    def release(self) -> None:
-        for df in self._cached:
-            df.unpersist()
+@dataclass(frozen=True)
+class Inputs:
+    """What a drift class may use before the snapshots are condensed: the audit's inputs alone."""
+
+    spark: SparkSession
+    options: AuditOptions
+    expected: ExpectedState | None
+    keep: Callable[[DataFrame], DataFrame]
+
+    def rows_table(self, rows: Iterable[tuple[Any, ...]], columns: tuple[tuple[str, str], ...]) -> DataFrame:
+        """Rows made on the driver as a small DataFrame (``columns``: (name, Spark SQL type) pairs).
+
+        Sent as one JSON text and unpacked in the JVM. ``createDataFrame`` on a Python list
+        would start Python worker processes to unpickle it (seconds on the first use, and
+        Python on every executor of a cluster); this needs neither.
+        """
+        names = [name for name, _ in columns]
+        text = json.dumps([dict(zip(names, row, strict=True)) for row in rows])
+        fields = ", ".join(f"{name}: {kind}" for name, kind in columns)
+        return self.spark.range(1).select(F.inline(F.from_json(F.lit(text), f"array<struct<{fields}>>")))
 
 
 @dataclass(frozen=True)
@@ -88,9 +121,14 @@ class DriftClass:
     """One kind of finding in the audit document."""
 
     name: str
-    compute: Callable[[Frames], DataFrame | None]  # None: nothing to find (an empty list)
+    # A DataFrame of findings, or rows (dicts) computed on the driver from ``Frames``' plain data;
+    # a class with ``heat`` returns a DataFrame.
+    compute: Callable[[Frames], DataFrame | list[dict[str, Any]]]
     order: tuple[str, ...]  # the natural key the list is sorted and cut by (a total order)
-    to_json: Callable[[Row, Frames], dict[str, Any]]
+    to_json: Callable[[Any, Frames], dict[str, Any]]  # a Row, or a dict from the driver
+    # Work that needs only the audit's inputs (e.g. the expected state as a Spark table), run in
+    # a thread while the snapshots are being condensed; its result is ``Frames.prepared[name]``.
+    prepare: Callable[[Inputs], Any] | None = None
     is_drift: bool = True  # counts for the verdict and --fail-on-drift
     needs_expected: bool = False  # without an expected state the finding is null, not []
     shares: tuple[str, ...] = ()  # Frames.shared intermediates it reads

@@ -17,100 +17,95 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from configctl.audit import sql
 from configctl.audit.drift.base import Frames
 from configctl.audit.options import AuditOptions
-from configctl.audit.schema import BROKER_DEFAULT_PATH, per_broker_regex
-from configctl.sources import DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG
+from configctl.audit.schema import BROKER_DEFAULT_PATH
+from configctl.sources import DYNAMIC_BROKER_CONFIG
 
 VALUE_GROUPS = "value_groups"
 """The shared intermediate: cluster-wide entity keys plus dynamic broker keys, grouped."""
 
 
-def broker_key_kinds(frames: Frames) -> DataFrame:
-    """Per broker key name (per-broker-by-nature keys left out): 1 when any broker takes it
-    from ``brokers/<default>`` (compared for divergence), else 0 (compared for static skew)."""
-    nature = per_broker_regex(frames.options.per_broker_keys)
-    return (
-        frames.own.filter(~F.col("name").rlike(nature))
-        .groupBy("name")
-        .agg(F.max((F.col("source") == DYNAMIC_DEFAULT_BROKER_CONFIG).cast("int")).alias("dynamic"))
-    )
-
-
-def broker_key_names(frames: Frames, dynamic: bool) -> DataFrame:
-    kinds = frames.shared("broker_key_kinds", broker_key_kinds, cache=False)
-    return kinds.filter(F.col("dynamic") == (1 if dynamic else 0)).select("name")
-
-
 def value_groups(frames: Frames) -> DataFrame:
     """Cluster-wide entities by path and key, and the dynamic broker keys by name under
     ``brokers/<default>`` with the per-broker overrides left out of the comparison."""
-    entity_rows = frames.entities.select("path", "name", F.lit(False).alias("excluded"), "value", "brokers")
-    broker_rows = frames.own.join(broker_key_names(frames, True), "name", "left_semi").select(
-        F.lit(BROKER_DEFAULT_PATH).alias("path"),
+    entity_rows = frames.entities.selectExpr("path", "name", "false AS excluded", "value", "brokers")
+    broker_rows = frames.own.filter(sql.one_of("name", frames.dynamic_names)).selectExpr(
+        f"{sql.text(BROKER_DEFAULT_PATH)} AS path",
         "name",
-        (F.col("source") == DYNAMIC_BROKER_CONFIG).alias("excluded"),
+        f"source = {sql.text(DYNAMIC_BROKER_CONFIG)} AS excluded",
         "value",
         "brokers",
     )
-    return group_values(frames, entity_rows.unionByName(broker_rows), True)
+    return group_values(frames, entity_rows.unionByName(broker_rows), ("path", "name"), True)
 
 
-def group_values(frames: Frames, rows: DataFrame, absent_is_value: bool) -> DataFrame:
-    """Per key (path, name): the brokers holding each value.
+# A key's rows merged by value where a value occurs twice (a broker key: one row per broker; an
+# entity line written with two sources); most keys have one row per value and pass as they are.
+_KINDS = "array_distinct(transform(rows, r -> named_struct('excluded', r.excluded, 'value', r.value)))"
+_MERGED = f"""CASE WHEN size(rows) = 1 OR size({_KINDS}) = size(rows) THEN rows
+ELSE transform({_KINDS}, d -> named_struct('excluded', d.excluded, 'value', d.value, 'brokers',
+  array_sort(array_distinct(flatten(transform(
+    filter(rows, r -> r.excluded = d.excluded AND r.value <=> d.value), r -> r.brokers))))))
+END"""
 
-    ``rows``: path, name, excluded, value, brokers. An ``excluded`` row accounts for brokers
-    that are deliberately left out of the comparison (per-broker overrides). With
-    ``absent_is_value`` every broker with no row for a key holds ``null``. No joins: the
-    fleet's broker ids travel as one broadcast array.
+
+def _ranked(value: str, brokers: str) -> str:
+    return f"named_struct('neg_count', -size({brokers}), 'is_null', {value} IS NULL, 'value', {value}, 'brokers', {brokers})"
+
+
+def group_values(frames: Frames, rows: DataFrame, keys: tuple[str, ...], absent_is_value: bool) -> DataFrame:
+    """Per key: the brokers holding each value, as ``values`` (majority first).
+
+    ``rows``: the key columns, excluded, value, brokers. An ``excluded`` row accounts for
+    brokers deliberately left out of the comparison (per-broker overrides). With
+    ``absent_is_value`` every broker with no row for a key holds ``null``. No joins: the fleet's
+    broker ids travel as a literal array. One shuffle and one aggregation: the rows of a key
+    are collected as they are and merged by value only where a value occurs twice. The common
+    key, one value held by every broker, takes a short path that builds no intermediate arrays.
     """
-    keys = ["path", "name"]
-    merged = rows.groupBy(*keys, "excluded", "value").agg(
-        F.array_sort(F.array_distinct(F.flatten(F.collect_list("brokers")))).alias("brokers")
+    per_key = (
+        rows.repartition(*keys)
+        .groupBy(*keys)
+        .agg(
+            F.expr(
+                "collect_list(named_struct('excluded', excluded, 'value', value, 'brokers', brokers)) AS rows"
+            )
+        )
     )
-    per_key = merged.groupBy(*keys).agg(F.collect_list(F.struct("excluded", "value", "brokers")).alias("g"))
-
-    def pair(value: Column, brokers: Column) -> Column:
-        return F.struct(value.alias("value"), brokers.alias("brokers"))
-
-    counted = F.filter("g", lambda g: ~g["excluded"])
+    # Computed once per key (CollapseProject keeps an expensive column it would have to repeat).
+    per_key = per_key.selectExpr(*keys, f"{_MERGED} AS g")
+    counted = "filter(g, r -> NOT r.excluded)"
+    n = frames.n_brokers
     if absent_is_value:
-        per_key = per_key.crossJoin(F.broadcast(frames.all_brokers))
-        present = F.array_distinct(F.flatten(F.transform("g", lambda g: g["brokers"])))
-        absent = F.when(
-            F.size(present) < F.lit(frames.n_brokers), F.array_except("all_brokers", present)
-        ).otherwise(F.array().cast("array<int>"))
-        null_held = F.flatten(
-            F.transform(F.filter(counted, lambda g: g["value"].isNull()), lambda g: g["brokers"])
+        present = "array_distinct(flatten(transform(g, r -> r.brokers)))"
+        absent = (
+            f"CASE WHEN size({present}) < {n} THEN array_except({frames.all_brokers_sql()}, {present}) "
+            "ELSE CAST(array() AS ARRAY<INT>) END"
         )
-        null_brokers = F.array_sort(F.array_union(null_held, absent))
-        held = F.transform(
-            F.filter(counted, lambda g: g["value"].isNotNull()), lambda g: pair(g["value"], g["brokers"])
+        null_held = f"flatten(transform(filter({counted}, r -> r.value IS NULL), r -> r.brokers))"
+        null_brokers = f"array_sort(array_union({null_held}, {absent}))"
+        held = f"filter({counted}, r -> r.value IS NOT NULL)"
+        nobody_else = (
+            f"named_struct('excluded', false, 'value', CAST(NULL AS STRING), 'brokers', {null_brokers})"
         )
-        values = F.when(
-            F.size(null_brokers) > 0, F.concat(held, F.array(pair(F.lit(None).cast("string"), null_brokers)))
-        ).otherwise(held)
+        values = (
+            f"CASE WHEN size({null_brokers}) > 0 THEN concat({held}, array({nobody_else})) ELSE {held} END"
+        )
+        # one value (null or not) on every broker: nothing to merge, nobody absent
+        alone = f"size(g) = 1 AND NOT g[0].excluded AND size(g[0].brokers) = {n}"
     else:
-        values = F.transform(counted, lambda g: pair(g["value"], g["brokers"]))
-    ranked = F.sort_array(
-        F.transform(
-            values,
-            lambda v: F.struct(
-                (-F.size(v["brokers"])).alias("neg_count"),
-                v["value"].isNull().alias("is_null"),
-                v["value"].alias("value"),
-                v["brokers"].alias("brokers"),
-            ),
-        )
-    )
-    return per_key.select(*keys, ranked.alias("values"))
+        values = counted
+        alone = "size(g) = 1 AND NOT g[0].excluded"
+    full = f"sort_array(transform({values}, v -> {_ranked('v.value', 'v.brokers')}))"
+    short = f"array({_ranked('g[0].value', 'g[0].brokers')})"
+    return per_key.selectExpr(*keys, f"CASE WHEN {alone} THEN {short} ELSE {full} END AS values")
 
 
 def disagreements(groups: DataFrame) -> DataFrame:
     """Keys held with more than one value, with their majority value."""
-    return groups.filter(F.size("values") > 1).select(
-        "path", "name", "values", F.col("values")[0]["value"].alias("majority_value")
-    )
+    return groups.filter("size(values) > 1").selectExpr("*", "values[0].value AS majority_value")
 
 
 def entry(row: Any, opts: AuditOptions, *, with_path: bool) -> dict[str, Any]:

@@ -10,46 +10,110 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from configctl.audit.drift.base import DriftClass, Frames, Heat
+from configctl.audit import sql
+from configctl.audit.drift.base import DriftClass, Frames, Heat, Inputs
 from configctl.audit.drift.groups import VALUE_GROUPS, value_groups
 from configctl.audit.expected import ExpectedState, snapshot_form
 from configctl.audit.schema import BROKER_DEFAULT_PATH, sensitive_name_regex
 from configctl.sources import DYNAMIC_BROKER_SOURCES
 
 _BROKER_PATH = re.compile(r"^brokers/([0-9]+)$")
+DRIFT_NAME = "missed_changes"
 COLUMNS = ("broker_id", "entity_path", "name", "expected_value", "actual_value")
 
-_EXPECTED_SCHEMA = StructType(
-    [
-        StructField("broker_id", IntegerType(), True),
-        StructField("kind", StringType(), False),
-        StructField("cpath", StringType(), False),
-        StructField("name", StringType(), False),
-        StructField("value", StringType(), True),
-    ]
+_GENERAL_SCHEMA = (("path", "string"), ("name", "string"), ("exp_value", "string"), ("has_exp", "boolean"))
+_SPECIFIC_SCHEMA = (
+    ("broker_id", "int"),
+    ("entity_path", "string"),
+    ("name", "string"),
+    ("expected_value", "string"),
 )
+_CHOSEN_SCHEMA = (("broker_id", "int"), ("name", "string"), ("exp_value", "string"))
 
 
-def _expected_rows(expected: ExpectedState) -> list[tuple[int | None, str, str, str, str | None]]:
-    """Normalize expectations: broker keys match by name on the broker's own lines."""
-    rows = []
-    for e in expected.expected:
-        broker_id = e.broker_id
-        if e.entity_path.startswith("brokers/"):
-            match = _BROKER_PATH.match(e.entity_path)
-            if broker_id is None and match:
-                broker_id = int(match.group(1))
-            rows.append((broker_id, "broker", "", e.name, snapshot_form(e.name, e.value)))
-        else:
-            rows.append((broker_id, "entity", e.entity_path, e.name, snapshot_form(e.name, e.value)))
-    return rows
+def _pick(values: list[str | None]) -> str | None:
+    """One value among expectations for the same key: ``null`` first, then the smallest (deterministic)."""
+    return min(values, key=lambda v: (v is not None, v or ""))
+
+
+@dataclass
+class _Expectations:
+    """The expected state cut the way the comparisons need it.
+
+    Broker keys are matched by name on the broker's own lines; ``brokers/<id>`` as a path
+    implies that broker. Done on the driver, where the expected state is; expectations for one
+    broker only count for brokers the snapshots have (known once the first job is back).
+    """
+
+    general_entities: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
+    specific_entities: dict[tuple[int, str, str], list[str | None]] = field(default_factory=dict)
+    general_brokers: dict[str, list[str | None]] = field(default_factory=dict)
+    specific_brokers: dict[tuple[int, str], list[str | None]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, state: ExpectedState, digest_key: bytes | None = None) -> _Expectations:
+        cut = cls()
+        for e in state.expected:
+            value = snapshot_form(e.name, e.value, digest_key)
+            broker_id = e.broker_id
+            if e.entity_path.startswith("brokers/"):
+                match = _BROKER_PATH.match(e.entity_path)
+                if broker_id is None and match:
+                    broker_id = int(match.group(1))
+                if broker_id is None:
+                    cut.general_brokers.setdefault(e.name, []).append(value)
+                else:
+                    cut.specific_brokers.setdefault((broker_id, e.name), []).append(value)
+            elif broker_id is None:
+                cut.general_entities.setdefault((e.entity_path, e.name), []).append(value)
+            else:
+                cut.specific_entities.setdefault((broker_id, e.entity_path, e.name), []).append(value)
+        return cut
+
+    def chosen_broker_keys(self, brokers: tuple[int, ...]) -> list[tuple[int, str, str | None]]:
+        """Per broker and key, the expectation that applies: brokers/<id> beats brokers/<default>."""
+        known = set(brokers)
+        chosen = {
+            (b, name): _pick(values) for (b, name), values in self.specific_brokers.items() if b in known
+        }
+        for name, values in self.general_brokers.items():
+            value = _pick(values)
+            for b in brokers:
+                chosen.setdefault((b, name), value)
+        return [(b, name, value) for (b, name), value in sorted(chosen.items())]
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    cut: _Expectations
+    general: DataFrame  # fleet-wide entity expectations: path, name, exp_value, has_exp (cached)
+
+
+def prepare(inputs: Inputs) -> _Prepared:
+    """The expected state cut, and its fleet-wide entity expectations loaded into Spark, while
+    the snapshots are condensed (tens of thousands of keys: the transfer and the parsing need
+    nothing from the snapshots, so they cost no wall time there)."""
+    state = inputs.expected
+    assert state is not None
+    cut = _Expectations.of(state, inputs.options.digest_key)
+    general = inputs.keep(
+        inputs.rows_table(
+            (
+                (path, name, _pick(values), True)
+                for (path, name), values in sorted(cut.general_entities.items())
+            ),
+            _GENERAL_SCHEMA,
+        )
+    )
+    general.count()  # materialized now, in parallel with the condensing job
+    return _Prepared(cut, general)
 
 
 def compute(frames: Frames) -> DataFrame:
@@ -59,114 +123,106 @@ def compute(frames: Frames) -> DataFrame:
     """
     state = frames.expected
     assert state is not None
-    entity_groups = frames.shared(VALUE_GROUPS, value_groups).filter(F.col("path") != BROKER_DEFAULT_PATH)
-    rows = _expected_rows(state)
-    expected = frames.spark.createDataFrame(rows, _EXPECTED_SCHEMA)
-    brokers = frames.brokers.select("broker_id")
-    results = [
-        _missed_entities(frames, entity_groups, expected.filter(F.col("kind") == "entity"), state.complete)
-    ]
+    prepared: _Prepared = frames.prepared[DRIFT_NAME]
+    cut, general = prepared.cut, prepared.general
+    known = set(frames.broker_ids)
+    entity_groups = frames.shared(VALUE_GROUPS, value_groups).filter(
+        f"path != {sql.text(BROKER_DEFAULT_PATH)}"
+    )
+    results = [_missed_entities(frames, entity_groups, general, state.complete)]
 
-    specific_entities = expected.filter((F.col("kind") == "entity") & F.col("broker_id").isNotNull())
-    if any(r[0] is not None and r[1] == "entity" for r in rows):
-        specific = specific_entities.join(brokers, "broker_id", "left_semi").select(
-            "broker_id", F.col("cpath").alias("entity_path"), "name", F.col("value").alias("expected_value")
+    specific_entities = {k: v for k, v in cut.specific_entities.items() if k[0] in known}
+    if specific_entities:
+        specific = frames.rows_table(
+            # every expectation for the key is checked (a desired state naming two values for one
+            # broker's key is contradictory: each value the broker lacks is reported)
+            (
+                (b, path, name, value)
+                for (b, path, name), values in sorted(specific_entities.items())
+                for value in values
+            ),
+            _SPECIFIC_SCHEMA,
         )
         keys = ["broker_id", "entity_path", "name"]
-        wanted = specific.select(F.col("entity_path").alias("path"), "name").distinct()
+        wanted = specific.selectExpr("entity_path AS path", "name").distinct()
         actual = (
             entity_groups.join(wanted, ["path", "name"], "left_semi")
-            .select(F.col("path").alias("entity_path"), "name", F.explode("values").alias("v"))
-            .select(
-                F.explode("v.brokers").alias("broker_id"),
-                "entity_path",
-                "name",
-                F.col("v.value").alias("actual_value"),
-            )
+            .selectExpr("path AS entity_path", "name", "explode(values) AS v")
+            .selectExpr("explode(v.brokers) AS broker_id", "entity_path", "name", "v.value AS actual_value")
         )
-        checked = specific.join(actual, keys, "left").filter(  # absent brokers sit in the null group
-            ~F.col("actual_value").eqNullSafe(F.col("expected_value"))
-        )
+        # absent brokers sit in the null group
+        checked = specific.join(actual, keys, "left").filter("NOT actual_value <=> expected_value")
         results[0] = results[0].join(specific.select(*keys), keys, "left_anti")
         results.append(checked.select(*COLUMNS))
 
-    results.append(_missed_broker_keys(frames, expected.filter(F.col("kind") == "broker"), state.complete))
+    chosen = frames.rows_table(cut.chosen_broker_keys(frames.broker_ids), _CHOSEN_SCHEMA)
+    results.append(_missed_broker_keys(frames, chosen, state.complete))
     return reduce(DataFrame.unionByName, [r.select(*COLUMNS) for r in results])
 
 
-def _missed_entities(frames: Frames, groups: DataFrame, expected: DataFrame, complete: bool) -> DataFrame:
+def _missed_entities(frames: Frames, groups: DataFrame, general: DataFrame, complete: bool) -> DataFrame:
     """Fleet-wide entity expectations against the value groups: every non-matching group's brokers."""
-    general = (
-        expected.filter(F.col("broker_id").isNull())
-        .groupBy(F.col("cpath").alias("path"), "name")
-        .agg(F.min(F.struct("value")).alias("e"))
-        .select("path", "name", F.col("e.value").alias("exp_value"), F.lit(True).alias("has_exp"))
+    nobody = (
+        "array(named_struct('neg_count', 0, 'is_null', true, 'value', CAST(NULL AS STRING), "
+        f"'brokers', {frames.all_brokers_sql()}))"
     )
-    nobody = F.array(
-        F.struct(
-            F.lit(0).alias("neg_count"),
-            F.lit(True).alias("is_null"),
-            F.lit(None).cast("string").alias("value"),
-            F.col("all_brokers").alias("brokers"),
-        )
-    )
-    joined = groups.join(general, ["path", "name"], "full_outer").crossJoin(F.broadcast(frames.all_brokers))
+    joined = groups.join(general, ["path", "name"], "full_outer")
     if not complete:
-        joined = joined.filter(F.col("has_exp"))
-    values = F.coalesce(F.col("values"), nobody)
-    wrong = F.filter(values, lambda v: ~v["value"].eqNullSafe(F.col("exp_value")))
-    return joined.select("path", "name", "exp_value", F.explode(wrong).alias("v")).select(
-        F.explode("v.brokers").alias("broker_id"),
-        F.col("path").alias("entity_path"),
+        joined = joined.filter("has_exp")
+    wrong = f"filter(coalesce(values, {nobody}), v -> NOT v.value <=> exp_value)"
+    return joined.selectExpr("path", "name", "exp_value", f"explode({wrong}) AS v").selectExpr(
+        "explode(v.brokers) AS broker_id",
+        "path AS entity_path",
         "name",
-        F.col("exp_value").alias("expected_value"),
-        F.col("v.value").alias("actual_value"),
+        "exp_value AS expected_value",
+        "v.value AS actual_value",
     )
 
 
-def _missed_broker_keys(frames: Frames, expected: DataFrame, complete: bool) -> DataFrame:
-    """Broker keys: brokers/<id> beats brokers/<default>; no expectation means "not set dynamically"."""
-    keys = ["broker_id", "name"]
-    brokers = frames.brokers.select("broker_id")
-    general = expected.filter(F.col("broker_id").isNull()).drop("broker_id").crossJoin(brokers)
-    specific = expected.filter(F.col("broker_id").isNotNull()).join(brokers, "broker_id", "left_semi")
-    # The most specific expectation wins; among equals the smallest value (deterministic).
-    chosen = (
-        specific.withColumn("prio", F.lit(0))
-        .unionByName(general.withColumn("prio", F.lit(1)))
-        .groupBy(*keys)
-        .agg(F.min(F.struct("prio", "value")).alias("e"))
-        .select(*keys, F.lit(True).alias("has_exp"), F.col("e.value").alias("exp_value"))
-    )
-    actual = frames.own.select(
-        F.explode("brokers").alias("broker_id"),
+def _missed_broker_keys(frames: Frames, chosen: DataFrame, complete: bool) -> DataFrame:
+    """Broker keys against the chosen expectation; no expectation means "not set dynamically".
+
+    The expectation and every line a broker has for a key meet in one aggregation per (broker,
+    key): a broker with no line holds ``null``; one reporting a key twice is judged per value.
+    Expected null ("not set dynamically"), or no expectation when the desired state is
+    complete: a line with a dynamic source is wrong. A sensitive key without any expectation is
+    not judged: its desired value may be unreadable (an encrypted broker password).
+    """
+    expectations = chosen.selectExpr(
+        "broker_id",
         "name",
-        F.lit(True).alias("has_act"),
-        F.col("value").alias("act_value"),
-        "source",
+        "named_struct('exp_value', exp_value) AS e",
+        "CAST(NULL AS STRUCT<value: STRING, source: STRING>) AS a",
     )
-    joined = chosen.join(actual, keys, "full_outer")
-    has_exp = F.coalesce(F.col("has_exp"), F.lit(False))
-    has_act = F.coalesce(F.col("has_act"), F.lit(False))
-    dynamic = F.col("source").isin(*DYNAMIC_BROKER_SOURCES)
-    sensitive = F.col("name").rlike(sensitive_name_regex())
-    # Expected null ("not set dynamically"), or no expectation when the desired state is complete.
-    # A sensitive key without any expectation is not judged: its desired value may be unreadable.
-    unset_expected = F.col("exp_value").isNull() & (has_exp | F.lit(complete))
-    set_anyway = has_act & dynamic & (has_exp | ~sensitive)
-    mismatch = F.when(
-        F.col("exp_value").isNotNull(), ~F.col("act_value").eqNullSafe(F.col("exp_value"))
-    ).otherwise(unset_expected & set_anyway)
-    return (
-        joined.filter(mismatch)
-        .select(
-            "broker_id",
-            F.concat(F.lit("brokers/"), F.col("broker_id").cast("string")).alias("entity_path"),
-            "name",
-            F.col("exp_value").alias("expected_value"),
-            F.col("act_value").alias("actual_value"),
-        )
-        .distinct()
+    lines = frames.own.selectExpr(
+        "explode(brokers) AS broker_id",
+        "name",
+        "CAST(NULL AS STRUCT<exp_value: STRING>) AS e",
+        "named_struct('value', value, 'source', source) AS a",
+    )
+    per_key = (
+        expectations.unionByName(lines)
+        .groupBy("broker_id", "name")
+        .agg(F.expr("first(e, true) AS e"), F.expr("collect_list(a) AS lines"))
+    )
+    has_exp = "e IS NOT NULL"
+    sensitive = f"name RLIKE {sql.text(sensitive_name_regex())}"
+    dynamic = sql.one_of("l.source", DYNAMIC_BROKER_SOURCES)
+    wrong = (
+        f"CASE WHEN e.exp_value IS NOT NULL THEN NOT l.value <=> e.exp_value "
+        f"ELSE ({has_exp} OR {str(complete).lower()}) AND {dynamic} AND ({has_exp} OR NOT {sensitive}) END"
+    )
+    running = (
+        "CASE WHEN size(lines) = 0 THEN "
+        "CASE WHEN e.exp_value IS NOT NULL THEN array(CAST(NULL AS STRING)) ELSE CAST(array() AS ARRAY<STRING>) END "
+        f"ELSE array_distinct(transform(filter(lines, l -> {wrong}), l -> l.value)) END"
+    )
+    return per_key.selectExpr(
+        "broker_id",
+        "concat('brokers/', CAST(broker_id AS STRING)) AS entity_path",
+        "name",
+        "e.exp_value AS expected_value",
+        f"explode({running}) AS actual_value",
     )
 
 
@@ -174,14 +230,11 @@ def to_json(row: Row, frames: Frames) -> dict[str, Any]:
     return {name: row[name] for name in COLUMNS}
 
 
-def _label() -> Column:
-    return F.when(F.col("entity_path").startswith("brokers/"), F.col("name")).otherwise(
-        F.concat_ws(" ", F.col("entity_path"), F.col("name"))
-    )
-
-
 def _cells(df: DataFrame) -> DataFrame:
-    return df.select("broker_id", _label().alias("key"))
+    return df.selectExpr(
+        "broker_id",
+        "CASE WHEN startswith(entity_path, 'brokers/') THEN name ELSE concat_ws(' ', entity_path, name) END AS key",
+    )
 
 
 def _cells_from_json(items: Iterable[dict[str, Any]]) -> Iterator[tuple[int, str]]:
@@ -191,11 +244,12 @@ def _cells_from_json(items: Iterable[dict[str, Any]]) -> Iterator[tuple[int, str
 
 
 DRIFT = DriftClass(
-    "missed_changes",
+    DRIFT_NAME,
     compute,
     # a broker reporting one key twice gives two rows: the values make the order total
     COLUMNS,
     to_json,
+    prepare=prepare,
     needs_expected=True,
     shares=(VALUE_GROUPS,),
     heat=Heat("missed", 4, _cells, _cells_from_json),

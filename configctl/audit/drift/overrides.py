@@ -11,13 +11,14 @@ from typing import Any
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
+from configctl.audit import sql
 from configctl.audit.drift.base import DriftClass, Frames, Heat
 from configctl.sources import DYNAMIC_BROKER_CONFIG
 
 
 def compute(frames: Frames) -> DataFrame:
-    return frames.own.filter(F.col("source") == DYNAMIC_BROKER_CONFIG).select(
-        F.explode("brokers").alias("broker_id"), "name", "value"
+    return frames.own.filter(f"source = {sql.text(DYNAMIC_BROKER_CONFIG)}").selectExpr(
+        "explode(brokers) AS broker_id", "name", "value"
     )
 
 

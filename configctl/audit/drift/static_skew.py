@@ -12,9 +12,9 @@ from typing import Any
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
+from configctl.audit import sql
 from configctl.audit.drift.base import DriftClass, Frames, Heat
 from configctl.audit.drift.groups import (
-    broker_key_names,
     disagreements,
     entry,
     group_values,
@@ -25,18 +25,10 @@ from configctl.sources import SERVER_PROPERTIES_SOURCES
 
 
 def compute(frames: Frames) -> DataFrame:
-    rows = (
-        frames.own.filter(F.col("source").isin(*SERVER_PROPERTIES_SOURCES))
-        .join(broker_key_names(frames, False), "name", "left_semi")
-        .select(
-            F.lit("server.properties").alias("path"),
-            "name",
-            F.lit(False).alias("excluded"),
-            "value",
-            "brokers",
-        )
-    )
-    return disagreements(group_values(frames, rows, False))
+    rows = frames.own.filter(
+        f"{sql.one_of('source', SERVER_PROPERTIES_SOURCES)} AND {sql.one_of('name', frames.static_names)}"
+    ).selectExpr("name", "false AS excluded", "value", "brokers")
+    return disagreements(group_values(frames, rows, ("name",), False))
 
 
 def to_json(row: Row, frames: Frames) -> dict[str, Any]:
