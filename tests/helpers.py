@@ -136,3 +136,14 @@ def zookeeper_truth(store, broker_id: int) -> dict[str, dict[str, str]]:
         if stored.config:
             found[entity.path] = stored.config
     return found
+
+
+def set_config(store, path: str, **config: str) -> int:
+    """Write ``config`` to the entity at ``path`` through the real write path; its change number."""
+    from configctl.entities import Entity
+    from configctl.writer import alter, prepare_change
+
+    entity = Entity.from_path(path)
+    result = alter(store, entity, prepare_change(entity, config))
+    assert result.committed is not None
+    return result.committed.change_number

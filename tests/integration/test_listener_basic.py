@@ -7,12 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, wait_for, zookeeper_truth
+from helpers import run_cli, set_config, wait_for, zookeeper_truth
 
 from configctl import fleet
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.listener import ConfigListener
-from configctl.writer import alter, prepare_change
 from configctl.zk.configstore import Change, ConfigStore
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_entity_config
 
@@ -39,14 +38,6 @@ def start_listener(zk_connect: str):
     yield start
     for listener in started:
         listener.stop()
-
-
-def set_config(store: ConfigStore, path: str, **config: str) -> int:
-    """Write with the real write path; returns the change number."""
-    entity = Entity.from_path(path)
-    result = alter(store, entity, prepare_change(entity, config))
-    assert result.committed is not None
-    return result.committed.change_number
 
 
 def converged(listener: ConfigListener, store: ConfigStore) -> bool:

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, wait_for, zookeeper_truth
+from helpers import REPO_ROOT, set_config, wait_for, zookeeper_truth
 from kazoo.client import KazooClient
 
 from configctl import fleet
@@ -62,13 +62,6 @@ def assert_converges(listeners: list[ConfigListener], connect: str, what: str) -
                 message=f"broker {listener.broker_id} to converge after {what}",
             )
     return time.monotonic() - started
-
-
-def set_config(store: ConfigStore, path: str, **config: str) -> int:
-    entity = Entity.from_path(path)
-    result = alter(store, entity, prepare_change(entity, config))
-    assert result.committed is not None
-    return result.committed.change_number
 
 
 class WriteLoad(threading.Thread):

@@ -12,14 +12,12 @@ import urllib.error
 import urllib.request
 
 import pytest
-from helpers import wait_for
+from helpers import set_config, wait_for
 from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 from prometheus_client.parser import text_string_to_metric_families
 
-from configctl.entities import Entity
 from configctl.listener import ConfigListener
-from configctl.writer import alter, prepare_change
 from configctl.zk.configstore import ConfigStore
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX
 
@@ -46,11 +44,6 @@ def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 def value(samples: dict, name: str, **labels: str) -> float:
     return samples[(name, tuple(sorted(labels.items())))]
-
-
-def set_config(store: ConfigStore, path: str, **config: str) -> int:
-    entity = Entity.from_path(path)
-    return alter(store, entity, prepare_change(entity, config)).committed.change_number
 
 
 def test_metrics_are_scraped_over_http_while_changes_flow(zk, zk_connect):

@@ -15,15 +15,13 @@ import logging
 import time
 
 import pytest
-from helpers import run_cli, wait_for
+from helpers import run_cli, set_config, wait_for
 from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
 from configctl import fleet
-from configctl.entities import Entity
 from configctl.errors import PermissionDenied
 from configctl.listener import ConfigListener
-from configctl.writer import alter, prepare_change
 from configctl.zk.configstore import ConfigStore
 from configctl.zk.connection import ConnectionSettings
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, FleetRecordZNode
@@ -60,13 +58,6 @@ def listeners(zk_connect: str):
     yield start
     for listener in started:
         listener.stop()
-
-
-def set_config(store: ConfigStore, path: str, **config: str) -> int:
-    entity = Entity.from_path(path)
-    result = alter(store, entity, prepare_change(entity, config))
-    assert result.committed is not None
-    return result.committed.change_number
 
 
 def published(store_session, broker_id: int, change: int) -> dict:
