@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -127,6 +129,25 @@ def spawn(*args: str) -> subprocess.Popen:
     )
 
 
+@contextmanager
+def reaped(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """``process``, killed on the way out if a failing test left it running."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def signalled(process: subprocess.Popen, sig: int, timeout: float) -> tuple[float, str]:
+    """Send ``sig`` and wait for the exit: (seconds it took, stderr)."""
+    sent = time.monotonic()
+    process.send_signal(sig)
+    _out, err = process.communicate(timeout=timeout)
+    return time.monotonic() - sent, err
+
+
 def test_sigterm_is_honoured_while_zookeeper_cannot_be_reached(tmp_path: Path):
     props = tmp_path / "server.properties"
     props.write_text("broker.id=1\n")
@@ -134,17 +155,10 @@ def test_sigterm_is_honoured_while_zookeeper_cannot_be_reached(tmp_path: Path):
         "--zookeeper", f"127.0.0.1:{free_port()}", "--zk-timeout", "60", "listener", "run",
         "--broker-id", "1", "--server-properties", str(props),
     )  # fmt: skip
-    try:
+    with reaped(process):
         time.sleep(2.0)  # importing, then connecting (and retrying) for up to 60 s
         assert process.poll() is None
-        sent = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=15)
-        took = time.monotonic() - sent
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        took, err = signalled(process, signal.SIGTERM, timeout=15)
     assert process.returncode == 0, err
     assert took < 5, f"the first SIGTERM took {took:.1f}s"
     assert "Traceback" not in err
@@ -158,19 +172,12 @@ def test_sigterm_is_honoured_while_the_listener_retries(restartable_zk, tmp_path
         "--zookeeper", restartable_zk.connect_string, "--zk-timeout", "30", "listener", "run",
         "--broker-id", "1", "--server-properties", str(props),
     )  # fmt: skip
-    try:
+    with reaped(process):
         with ConfigStore.connect(restartable_zk.connect_string) as store:
             wait_for(lambda: fleet.broker_state(store.session, 1), timeout=60, message="the listener")
         restartable_zk.stop()
         time.sleep(2.0)  # it notices and keeps reconnecting
-        sent = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        took, err = signalled(process, signal.SIGTERM, timeout=30)
     assert process.returncode == 0, err
     assert took < 10, f"the first SIGTERM took {took:.1f}s"
     assert "Traceback" not in err
@@ -187,7 +194,7 @@ def test_a_newline_in_a_value_cannot_forge_a_log_line(zk, zk_connect, tmp_path: 
         "--zookeeper", zk_connect, "listener", "run", "--broker-id", "1",
         "--server-properties", str(props), "--log-format", log_format,
     )  # fmt: skip
-    try:
+    with reaped(process):
         with ConfigStore.connect(zk_connect) as store:
             wait_for(lambda: fleet.broker_state(store.session, 1), timeout=60, message="the listener")
             value = f"x\n{FORGED}\x1b[31m"
@@ -200,12 +207,7 @@ def test_a_newline_in_a_value_cannot_forge_a_log_line(zk, zk_connect, tmp_path: 
             wait_for(
                 lambda: fleet.broker_state(store.session, 1)["last_applied_change"] == number, timeout=10
             )
-        process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        _took, err = signalled(process, signal.SIGTERM, timeout=30)
     assert process.returncode == 0, err
     lines = err.splitlines()
     assert not any(line.startswith(FORGED) for line in lines), err
