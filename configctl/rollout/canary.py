@@ -211,14 +211,7 @@ def _run(work: Run, canary: CanaryPlan) -> None:
         except EntitiesMoved as exc:
             _abort(work, f"{exc} (a concurrent writer); nothing of the canary was written")
             return
-        work.step(
-            {
-                **step,
-                "part": "write",
-                "entities": [c.entity.path for c in committed],
-                "change_numbers": [c.change_number for c in committed],
-            }
-        )
+        work.wrote(step, committed)
     follow = steps.to_follow(committed, [p.entity for p in planned], work)
     failure = steps.judge(work, follow, list(canary.brokers), step)
     if failure is None:
@@ -262,14 +255,7 @@ def _promote(work: Run, canary: CanaryPlan) -> None:
     work.report.outcome = steps.PROMOTED
     work.report.went_out = [DEFAULT_BROKERS.path]
     work.report.restored = [c.entity.path for c in committed if c.entity != DEFAULT_BROKERS]
-    work.step(
-        {
-            "step": "promote",
-            "part": "write",
-            "entities": [c.entity.path for c in committed],
-            "change_numbers": [c.change_number for c in committed],
-        }
-    )
+    work.wrote({"step": "promote"}, committed)
     work.say("promoted", "promoted: brokers/<default> written; waiting for the fleet")
     written = steps.to_follow(committed, [c.entity for c in committed], work)
     work.report.fleet = fleet.wait(
@@ -299,14 +285,7 @@ def _abort(work: Run, failure: str) -> None:
                 },
                 finish=True,
             )
-            work.step(
-                {
-                    "step": "abort",
-                    "part": "write",
-                    "entities": [c.entity.path for c in committed],
-                    "change_numbers": [c.change_number for c in committed],
-                }
-            )
+            work.wrote({"step": "abort"}, committed)
             work.report.restored = sorted({u.entity.path for c in chunks for u in c.entries})
         else:
             active.finish(

@@ -110,6 +110,17 @@ class Run:
     def step(self, document: dict[str, Any]) -> None:
         self.report.steps.append(document)
 
+    def wrote(self, step: dict[str, Any], committed: Sequence[Committed]) -> None:
+        """Report a write of ``step``: the entities it committed and their change numbers."""
+        self.step(
+            {
+                **step,
+                "part": "write",
+                "entities": [c.entity.path for c in committed],
+                "change_numbers": [c.change_number for c in committed],
+            }
+        )
+
     def history_reason(self, what: str) -> str:
         """The reason in each entity's history: names the rollout and the step (``canary``/``wave``)."""
         reason = self.record.reason

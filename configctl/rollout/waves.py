@@ -118,14 +118,7 @@ def _run(work: Run) -> None:
             _fail(work, number, f"{exc} (a concurrent writer)")
             return
         if committed:
-            work.step(
-                {
-                    **step,
-                    "part": "write",
-                    "entities": [c.entity.path for c in committed],
-                    "change_numbers": [c.change_number for c in committed],
-                }
-            )
+            work.wrote(step, committed)
         follow = steps.to_follow(committed, [p.entity for p in items], work)
         failure = steps.judge(work, follow, None, step)
         if failure is not None:
@@ -194,14 +187,7 @@ def revert(work: Run, *, reason: str, failure: str | None, force: bool = False) 
             force=force,
             finish=last,
         )
-        work.step(
-            {
-                "step": "revert",
-                "part": "write",
-                "entities": [c.entity.path for c in committed],
-                "change_numbers": [c.change_number for c in committed],
-            }
-        )
+        work.wrote({"step": "revert"}, committed)
     return sorted(restored)
 
 
