@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -391,12 +392,18 @@ def test_unknown_batches_are_resolved_when_zookeeper_comes_back_in_time(restarta
         changes = shown.changes()
         first = next(iter(batches(changes)))
 
+        def bounce():
+            time.sleep(1.0)  # the next multis are sent meanwhile, into a server that cannot answer
+            restartable_zk.kill_node(1)
+            restartable_zk.start_node(1)
+
         def bounce_after_the_first_batch(batch):
+            # Freeze the server first: killed outright, the client could notice before the next
+            # multi is sent, queue it and send it after reconnecting, and nothing would be unknown.
             if batch[0].entity == first[0].entity:
-                restartable_zk.kill_node(1)
-                restarter = threading.Thread(target=lambda: restarted.append(restartable_zk.start_node(1)))
-                restarter.start()
-                restarted.append(restarter)
+                restartable_zk.kill_node(1, signal.SIGSTOP)
+                restarted.append(threading.Thread(target=bounce))
+                restarted[0].start()
 
         with pytest.raises(PartiallyWritten) as caught:
             applying.apply_plan(store, shown, on_batch=bounce_after_the_first_batch)
