@@ -37,6 +37,7 @@ from configctl.errors import (
     printable,
 )
 from configctl.handlers.base import KINDS
+from configctl.listener.gcpause import collector_paused
 from configctl.listener.manager import DynamicConfigManager, EntityRead, Problem, RawNotification
 from configctl.listener.metrics import ListenerMetrics, MetricsServer
 from configctl.listener.notification_listener import (
@@ -103,11 +104,12 @@ class _Handler:
 
     def load_all(self, up_to: int | None) -> None:
         started = time.perf_counter()
-        entities, invalid, unreadable = self._list_entities()
-        listed = time.perf_counter()
-        self.manager.reconcile(
-            self._read_all(entities), up_to, initial=self._initial, invalid=invalid, unreadable=unreadable
-        )
+        with collector_paused():  # everything built here stays alive: collections find nothing
+            entities, invalid, unreadable = self._list_entities()
+            listed = time.perf_counter()
+            self.manager.reconcile(
+                self._read_all(entities), up_to, initial=self._initial, invalid=invalid, unreadable=unreadable
+            )
         applied = time.perf_counter()
         self.owner._after_batch()
         log.info(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from pathlib import Path
@@ -93,6 +94,20 @@ def test_initial_load_sees_everything_written_before_start(store, start_listener
     assert converged(listener, store)
     assert listener.topic_config("t6")["retention.ms"].value == "1027"
     assert "brokers/2" not in listener.configs()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_full_load_gives_the_garbage_collector_back_as_it_found_it(store, start_listener, enabled):
+    # the load pauses Python's cyclic collector (configctl.listener.gcpause) in the host process
+    set_config(store, "topics/t", **{"retention.ms": "1000"})
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        listener = start_listener()
+        assert converged(listener, store)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_many_notifications_for_one_entity_coalesce(zk, start_listener):
