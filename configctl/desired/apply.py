@@ -26,6 +26,7 @@ from configctl import interrupted
 from configctl.desired.plan import LISTED_SHOWN, Plan, listed
 from configctl.entities import Entity, EntityType
 from configctl.errors import ConfigctlError, Conflict
+from configctl.gcpause import collector_paused
 from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, batches
 from configctl.zk.errors import VersionConflict
 
@@ -84,6 +85,7 @@ class ApplyResult:
         return len(self.committed)
 
 
+@collector_paused()  # what it reads, plans and commits stays alive: collections find nothing
 def apply_plan(
     store: ConfigStore,
     plan: Plan,

@@ -30,6 +30,7 @@ from configctl.desired.document import DesiredState, is_scram_spec, secret_keys
 from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
 from configctl.files import read_bytes
+from configctl.gcpause import collector_paused
 from configctl.zk.configstore import Change, ConfigStore, Stored
 
 PLAN_FORMAT = "configctl-plan/1"
@@ -326,6 +327,7 @@ def read_for_plan(store: ConfigStore, desired: DesiredState, *, prune: bool) -> 
     return store.read_many(wanted, strict=False)
 
 
+@collector_paused()  # what it reads, plans and commits stays alive: collections find nothing
 def make_plan(
     store: ConfigStore,
     desired: DesiredState,

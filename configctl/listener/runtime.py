@@ -36,8 +36,8 @@ from configctl.errors import (
     one_line,
     printable,
 )
+from configctl.gcpause import collector_paused
 from configctl.handlers.base import KINDS
-from configctl.listener.gcpause import collector_paused
 from configctl.listener.manager import DynamicConfigManager, EntityRead, Problem, RawNotification
 from configctl.listener.metrics import ListenerMetrics, MetricsServer
 from configctl.listener.notification_listener import (

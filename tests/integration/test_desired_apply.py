@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -418,6 +419,18 @@ def test_unknown_batches_are_resolved_when_zookeeper_comes_back_in_time(restarta
         rest = plan.make_plan(store, desired.parse(many_topics(1000), source="bulk.yaml"))
         assert {e.entity.path for e in rest.entities} == set(error.not_committed)
         applying.apply_plan(store, rest)
+
+
+def test_apply_pauses_the_garbage_collector_and_gives_it_back(zk_connect):
+    # configctl.gcpause: what an apply builds stays alive, so collections during it find nothing
+    assert gc.isenabled()
+    during: list[bool] = []
+    with ConfigStore.connect(zk_connect) as store:
+        shown = plan.make_plan(store, desired.parse(many_topics(10), source="bulk.yaml"))
+        assert gc.isenabled()
+        applying.apply_plan(store, shown, on_batch=lambda batch: during.append(gc.isenabled()))
+    assert during == [False]
+    assert gc.isenabled()
 
 
 def test_saved_plan_applies_exactly_or_refuses(zk_connect, tmp_path):

@@ -98,7 +98,7 @@ def test_initial_load_sees_everything_written_before_start(store, start_listener
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_a_full_load_gives_the_garbage_collector_back_as_it_found_it(store, start_listener, enabled):
-    # the load pauses Python's cyclic collector (configctl.listener.gcpause) in the host process
+    # the load pauses Python's cyclic collector (configctl.gcpause) in the host process
     set_config(store, "topics/t", **{"retention.ms": "1000"})
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from configctl.listener.gcpause import collector_paused
+from configctl.gcpause import collector_paused
 
 
 @pytest.fixture(autouse=True)
