@@ -19,7 +19,7 @@ import click
 
 from configctl import snapshot
 from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
-from configctl.cli.options import GlobalSettings, global_options, settings
+from configctl.cli.options import GlobalSettings, digest_key_file_option, global_options, settings
 from configctl.digests import read_digest_key
 from configctl.errors import EnvironmentProblem, InvalidInput
 
@@ -33,16 +33,10 @@ _EPILOG = (
 )
 
 
-def _digest_key_option(command: Any) -> Any:
-    """``--digest-key-file``, declared as the listener declares it: the key is read from a file, never argv."""
-    return click.option(
-        "--digest-key-file",
-        type=click.Path(dir_okay=False),
-        envvar="CONFIGCTL_DIGEST_KEY_FILE",
-        metavar="FILE",
-        help="The fleet's digest key (the listeners' --digest-key-file): secrets in the desired state "
-        "and any sent in clear are compared as HMAC-SHA256 under it, as keyed listeners write them.",
-    )(command)
+_digest_key_option = digest_key_file_option(
+    "The fleet's digest key (the listeners' --digest-key-file): secrets in the desired state "
+    "and any sent in clear are compared as HMAC-SHA256 under it, as keyed listeners write them."
+)
 
 
 @click.group(invoke_without_command=True, epilog=_EPILOG)

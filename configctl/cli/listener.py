@@ -24,7 +24,7 @@ from typing import Any
 import click
 
 from configctl.cli.context import connection_settings, quiet_libraries
-from configctl.cli.options import global_options, settings
+from configctl.cli.options import digest_key_file_option, global_options, settings
 
 _START_TIMEOUT_S = 60.0
 
@@ -89,13 +89,9 @@ def listener() -> None:
     metavar="SECONDS",
     help="/healthz says 'stalled' (503) when work has waited undone this long.",
 )
-@click.option(
-    "--digest-key-file",
-    type=click.Path(dir_okay=False),
-    envvar="CONFIGCTL_DIGEST_KEY_FILE",
-    metavar="FILE",
-    help="The fleet's digest key (at least 16 bytes, the same for every listener and the audit): "
-    "secrets in the snapshot and state node are HMAC-SHA256 under it instead of plain SHA-256.",
+@digest_key_file_option(
+    "The fleet's digest key (at least 16 bytes, the same for every listener and the audit): "
+    "secrets in the snapshot and state node are HMAC-SHA256 under it instead of plain SHA-256."
 )
 @click.option(
     "--log-level",

@@ -16,9 +16,10 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from configctl.digests import DIGEST_KEY_ENV
 from configctl.settings import DEFAULT_ZOOKEEPER, OUTPUTS, PROFILE_FLAG, SETTINGS, GlobalSettings, resolve
 
-__all__ = ["DEFAULT_ZOOKEEPER", "GlobalSettings", "global_options", "settings"]
+__all__ = ["DEFAULT_ZOOKEEPER", "GlobalSettings", "digest_key_file_option", "global_options", "settings"]
 
 _FLAGS = "configctl.flags"  # ctx.meta key: setting name -> value typed on the command line
 _CACHE = "configctl.settings"
@@ -106,6 +107,18 @@ def global_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(_options()):
         func = option(func)
     return func
+
+
+def digest_key_file_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--digest-key-file`` (else ``$CONFIGCTL_DIGEST_KEY_FILE``), the same for the listener and
+    the audit: the fleet's key is read from a file, never from argv; ``help`` says what it does there."""
+    return click.option(
+        "--digest-key-file",
+        type=click.Path(dir_okay=False),
+        envvar=DIGEST_KEY_ENV,
+        metavar="FILE",
+        help=help,
+    )
 
 
 def settings(ctx: click.Context | None = None) -> GlobalSettings:
