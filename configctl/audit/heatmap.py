@@ -9,6 +9,7 @@ listed findings on the driver when none was cut short (saves three Spark jobs).
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import reduce
 from typing import Any
 
@@ -36,24 +37,12 @@ def heatmap_in_spark(frames: Frames) -> dict[str, Any]:
         return dict(EMPTY)
     cells = reduce(DataFrame.unionByName, parts).groupBy("broker_id", "key").agg(F.max("prio").alias("prio"))
     cells = frames.keep(cells)
-    top_keys = (
-        cells.groupBy("key")
-        .agg(F.count(F.lit(1)).alias("n"))
-        .orderBy(F.desc("n"), "key")
-        .limit(opts.heatmap_keys)
-        .collect()
-    )
+    top_keys = _most_cells(cells, "key", opts.heatmap_keys)
     if not top_keys:
         return dict(EMPTY)
     key_names = [r["key"] for r in top_keys]
     on_top = cells.filter(F.col("key").isin(key_names))
-    top_brokers = (
-        on_top.groupBy("broker_id")
-        .agg(F.count(F.lit(1)).alias("n"))
-        .orderBy(F.desc("n"), "broker_id")
-        .limit(opts.heatmap_brokers)
-        .collect()
-    )
+    top_brokers = _most_cells(on_top, "broker_id", opts.heatmap_brokers)
     broker_ids = sorted(r["broker_id"] for r in top_brokers)
     latest = frames.latest
     stale_ids = {b for b, cn in frames.brokers if latest is not None and cn < latest}
@@ -72,6 +61,22 @@ def heatmap_in_spark(frames: Frames) -> dict[str, Any]:
     }
 
 
+def _most_cells(cells: DataFrame, column: str, limit: int) -> list[Any]:
+    """The ``limit`` values of ``column`` with the most cells (rows ``column``, ``n``), ties by value."""
+    return (
+        cells.groupBy(column)
+        .agg(F.count(F.lit(1)).alias("n"))
+        .orderBy(F.desc("n"), column)
+        .limit(limit)
+        .collect()
+    )
+
+
+def _most(counts: Counter[Any], limit: int) -> list[tuple[Any, int]]:
+    """:func:`_most_cells` on the driver: the ``limit`` most counted, ties by value."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
 def heatmap_from_findings(doc: dict[str, Any], max_keys: int, max_brokers: int) -> dict[str, Any]:
     """The same heatmap as :func:`heatmap_in_spark`, from complete (uncut) findings on the driver."""
     cells: dict[tuple[int, str], int] = {}
@@ -80,19 +85,13 @@ def heatmap_from_findings(doc: dict[str, Any], max_keys: int, max_brokers: int) 
             continue
         for broker, key in d.heat.cells_from_json(doc.get(d.name) or []):
             cells[(broker, key)] = max(cells.get((broker, key), 0), d.heat.priority)
-    per_key: dict[str, int] = {}
-    for _, key in cells:
-        per_key[key] = per_key.get(key, 0) + 1
-    top_keys = sorted(per_key.items(), key=lambda kv: (-kv[1], kv[0]))[:max_keys]
+    top_keys = _most(Counter(key for _, key in cells), max_keys)
     if not top_keys:
         return dict(EMPTY)
     key_names = [k for k, _ in top_keys]
     chosen = set(key_names)
-    per_broker: dict[int, int] = {}
-    for broker, key in cells:
-        if key in chosen:
-            per_broker[broker] = per_broker.get(broker, 0) + 1
-    top_brokers = sorted(per_broker.items(), key=lambda kv: (-kv[1], kv[0]))[:max_brokers]
+    per_broker = Counter(broker for broker, key in cells if key in chosen)
+    top_brokers = _most(per_broker, max_brokers)
     broker_ids = sorted(b for b, _ in top_brokers)
     stale = {item["broker_id"] for item in doc["stale_brokers"]}
     kinds = kind_of_priority()
