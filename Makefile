@@ -3,25 +3,53 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := constraints.txt
+KAFKA  := build/kafka
+KAFKA_STAMP := $(KAFKA)/VERSION
 
-.PHONY: all install demo test unit lint bench schemas clean
+.PHONY: all install kafka kafka-clean lock demo test unit lint bench schemas clean
 
 all: test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c $(LOCK) --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Installs exactly the versions in constraints.txt (the versions the suite was last run with).
+$(STAMP): $(BIN)/python pyproject.toml $(LOCK)
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+# Refresh constraints.txt: the newest versions pyproject.toml allows, resolved in a scratch venv.
+# Run `make test` after it and commit both if they pass.
+lock:
+	rm -rf build/lock-venv
+	$(PYTHON) -m venv build/lock-venv
+	build/lock-venv/bin/python -m pip install --quiet --upgrade pip
+	build/lock-venv/bin/python -m pip install --quiet '.[dev]'
+	{ echo "# Locked dependencies for Python $$(build/lock-venv/bin/python -c 'import sys; print(*sys.version_info[:2], sep=".")'): written by \`make lock\`, installed by \`make\`."; \
+	  build/lock-venv/bin/python -m pip freeze --all --exclude configctl; } > $(LOCK)
+	rm -rf build/lock-venv
+
+# Apache Kafka 3.9 (ZooKeeper mode) and its dependencies from Maven Central, pinned in kafka/pom.xml.
+# The stamp makes a second run a no-op; Maven's own cache (~/.m2) serves a rebuild.
+$(KAFKA_STAMP): kafka/pom.xml
+	rm -rf $(KAFKA)/libs
+	mvn -B -q -f kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+	    -DoutputDirectory=$(CURDIR)/$(KAFKA)/libs
+	sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' kafka/pom.xml > $@
+
+kafka: $(KAFKA_STAMP)
+
+kafka-clean:
+	rm -rf $(KAFKA)
+
+demo: $(STAMP) $(KAFKA_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/tour.sh
 
-test: $(STAMP)
+test: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 unit: $(STAMP)
@@ -31,7 +59,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check configctl tests benchmarks scripts examples
 	$(BIN)/ruff format --check configctl tests benchmarks scripts examples
 
-bench: $(STAMP)
+bench: $(STAMP) $(KAFKA_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash benchmarks/run_all.sh
 
 # Regenerate schemas/ from the Kafka catalogue in ../shared (a maintainer step; the result is committed).
