@@ -1,0 +1,213 @@
+"""Asking Kafka brokers what they run, and changing broker configs through them (the Admin API).
+
+One :class:`KafkaAdmin` per command or sidecar. Each method is one Admin API request, named in
+configctl's terms (an :class:`~configctl.entities.Entity`, a broker id) and answered in them
+(:class:`~configctl.adminapi.reported.ReportedConfig`, quota text as configctl stores it). The
+Kafka client (kafka-python) is used for its connection handling and its protocol classes; the
+requests are built and their per-resource errors read here, so a broker's refusal is never lost
+in a result dictionary, and every exception is translated by :mod:`configctl.adminapi.errors`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from kafka.admin import KafkaAdminClient
+from kafka.protocol.admin import (
+    DescribeClientQuotasRequest,
+    DescribeConfigsRequest,
+    DescribeUserScramCredentialsRequest,
+    IncrementalAlterConfigsRequest,
+)
+
+from configctl.adminapi.connection import client_options
+from configctl.adminapi.errors import KafkaUnavailable, refusal, translate_errors
+from configctl.adminapi.reported import ReportedConfig, ReportedSynonym, quota_text
+from configctl.entities import DEFAULT, Entity, EntityType
+
+# Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
+_TOPIC, _BROKER = 2, 4
+_SOURCES = {
+    0: "UNKNOWN",
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+    7: "CLIENT_METRICS_CONFIG",
+    8: "GROUP_CONFIG",
+}
+_SET, _DELETE = 0, 1
+_MATCH_EXACT, _MATCH_DEFAULT = 0, 1
+_QUOTA_ENTITY = {EntityType.USERS: "user", EntityType.CLIENTS: "client-id", EntityType.IPS: "ip"}
+_SCRAM = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+
+logging.getLogger("kafka").setLevel(logging.CRITICAL)  # its reconnect chatter is not the operator's
+
+
+class KafkaAdmin:
+    """An Admin API client on ``bootstrap`` (``host:port[,host:port]``), closed by :meth:`close`."""
+
+    def __init__(self, bootstrap: str, command_config: Path | None = None, timeout: float = 30.0) -> None:
+        self.bootstrap = bootstrap
+        self.timeout = timeout
+        options = client_options(bootstrap, command_config, timeout)
+        with translate_errors("connect", bootstrap):
+            self._admin = KafkaAdminClient(**options)
+
+    def close(self) -> None:
+        self._admin.close()
+
+    def __enter__(self) -> KafkaAdmin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _send(self, request: Any, node_id: int | None = None, action: str = "answer") -> Any:
+        manager = self._admin._manager  # the client's own connection manager (no public send)
+
+        async def send() -> Any:
+            return await manager.send(request, node_id=node_id)
+
+        with translate_errors(action, self.bootstrap):
+            return manager.run(send)
+
+    # -- the cluster --------------------------------------------------------------------------
+
+    def broker_ids(self) -> list[int]:
+        """The ids of the brokers the cluster's metadata lists now (live brokers only)."""
+        with translate_errors("describe the cluster", self.bootstrap):
+            cluster = self._admin.describe_cluster()
+        return sorted(int(broker["broker_id"]) for broker in cluster["brokers"])
+
+    # -- configs ------------------------------------------------------------------------------
+
+    def describe_broker(
+        self, broker_id: int, keys: Iterable[str] | None = None, *, default: bool = False
+    ) -> dict[str, ReportedConfig]:
+        """Every config of broker ``broker_id`` as it reports it (value, source, synonyms).
+
+        ``default=True`` asks the same broker for the cluster-wide ``<default>`` layer instead
+        (the resource named ``""``), which holds only the dynamic default keys.
+        """
+        name = "" if default else str(broker_id)
+        return self._describe(_BROKER, name, keys, node_id=broker_id, what=f"broker {broker_id}")
+
+    def describe_topic(self, topic: str, keys: Iterable[str] | None = None) -> dict[str, ReportedConfig]:
+        """Every config of ``topic`` as the cluster reports it (the topic must exist)."""
+        return self._describe(_TOPIC, topic, keys, node_id=None, what=f"topic {topic}")
+
+    def _describe(
+        self, kind: int, name: str, keys: Iterable[str] | None, node_id: int | None, what: str
+    ) -> dict[str, ReportedConfig]:
+        request = DescribeConfigsRequest(
+            resources=[(kind, name, list(keys) if keys is not None else None)],
+            include_synonyms=True,
+            min_version=1,
+        )
+        response = self._send(request, node_id, f"describe the configs of {what}")
+        (result,) = response.results
+        problem = refusal(result.error_code, result.error_message, f"describe the configs of {what}")
+        if problem is not None:
+            raise problem
+        configs: dict[str, ReportedConfig] = {}
+        for entry in result.configs:
+            raw = entry.to_dict()
+            configs[raw["name"]] = ReportedConfig(
+                name=raw["name"],
+                value=raw["value"],
+                source=_SOURCES.get(raw.get("config_source", 0), "UNKNOWN"),
+                sensitive=bool(raw.get("is_sensitive")),
+                read_only=bool(raw.get("read_only")),
+                synonyms=tuple(
+                    ReportedSynonym(s["name"], s["value"], _SOURCES.get(s["source"], "UNKNOWN"))
+                    for s in raw.get("synonyms") or ()
+                ),
+            )
+        return configs
+
+    def alter_broker(
+        self,
+        broker_id: int | None,
+        set_keys: Mapping[str, str],
+        delete_keys: Iterable[str] = (),
+        *,
+        validate_only: bool = False,
+        via: int | None = None,
+    ) -> None:
+        """IncrementalAlterConfigs on broker ``broker_id`` (None: the cluster-wide ``<default>``).
+
+        A per-broker change is sent to that broker, which validates and applies it (its own
+        reconfiguration step decides); the default goes to ``via`` or any broker. A refusal
+        raises :class:`~configctl.adminapi.errors.BrokerRefused` with the broker's own reason.
+        """
+        name = "" if broker_id is None else str(broker_id)
+        entries = [(key, _SET, value) for key, value in set_keys.items()]
+        entries += [(key, _DELETE, None) for key in delete_keys]
+        what = "change the broker defaults" if broker_id is None else f"change broker {broker_id}'s config"
+        request = IncrementalAlterConfigsRequest(
+            resources=[(_BROKER, name, entries)], validate_only=validate_only
+        )
+        response = self._send(request, broker_id if broker_id is not None else via, what)
+        for result in response.responses:
+            problem = refusal(result.error_code, result.error_message, what)
+            if problem is not None:
+                raise problem
+
+    # -- quotas and credentials -------------------------------------------------------------
+
+    def client_quotas(self, entity: Entity) -> dict[str, str]:
+        """The quota (or IP connection-rate) keys stored for exactly ``entity``, as configctl writes them.
+
+        DescribeClientQuotas answers what is stored for an entity, not what a client would get:
+        the resolution across levels is the broker's own and is not reported by the API.
+        """
+        components = []
+        parts = [(entity.type, entity.name, entity.user_is_default)]
+        if entity.client is not None:
+            parts.append((EntityType.CLIENTS, entity.client, entity.client_is_default))
+        for etype, name, is_default in parts:
+            components.append(
+                (_QUOTA_ENTITY[etype], _MATCH_DEFAULT, None)
+                if is_default
+                else (_QUOTA_ENTITY[etype], _MATCH_EXACT, name)
+            )
+        request = DescribeClientQuotasRequest(components=components, strict=True)
+        response = self._send(request, None, f"describe the quotas of {entity.path}")
+        problem = refusal(
+            response.error_code, response.error_message, f"describe the quotas of {entity.path}"
+        )
+        if problem is not None:
+            raise problem
+        for entry in response.entries or ():
+            if len(entry.entity) == len(components):
+                return {value.key: quota_text(value.value) for value in entry.values}
+        return {}
+
+    def scram_credentials(self, user: str) -> dict[str, int]:
+        """The SCRAM mechanisms ``user`` has, with their iteration counts (never a secret)."""
+        request = DescribeUserScramCredentialsRequest(users=[(user,)])
+        response = self._send(request, None, f"describe the SCRAM credentials of {user}")
+        found: dict[str, int] = {}
+        for result in response.results:
+            if result.error_code == 91:  # RESOURCE_NOT_FOUND: no credentials
+                continue
+            problem = refusal(result.error_code, result.error_message, f"describe the credentials of {user}")
+            if problem is not None:
+                raise problem
+            for info in result.credential_infos:
+                found[_SCRAM.get(info.mechanism, str(info.mechanism))] = info.iterations
+        return found
+
+
+def default_name(name: str) -> str:
+    """The Admin API's name for an entity name (``<default>`` is the empty resource name)."""
+    return "" if name == DEFAULT else name
+
+
+__all__ = ["KafkaAdmin", "KafkaUnavailable", "default_name"]

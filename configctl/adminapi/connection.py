@@ -1,0 +1,70 @@
+"""``--bootstrap-server`` and ``--command-config`` as the Kafka client's options.
+
+``--command-config F`` is a Kafka client properties file, as kafka-configs.sh takes it
+(``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.truststore.location``
+...). The settings configctl can honour are turned into kafka-python options here; one it cannot
+honour (a JKS trust store, GSSAPI without its library) is a one-line error, never silently
+dropped: a client that quietly fell back to PLAINTEXT would send credentials in clear.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import javaproperties
+
+from configctl.errors import InvalidInput
+
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
+_MECHANISMS = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+
+
+def client_options(bootstrap: str, command_config: Path | None, timeout: float) -> dict[str, Any]:
+    """kafka-python ``KafkaAdminClient`` options for ``bootstrap`` and the properties file."""
+    servers = [server.strip() for server in bootstrap.split(",") if server.strip()]
+    if not servers or any(":" not in server for server in servers):
+        raise InvalidInput(f"--bootstrap-server must be HOST:PORT[,HOST:PORT...], not {bootstrap!r}")
+    options: dict[str, Any] = {
+        "bootstrap_servers": servers,
+        "client_id": "configctl",
+        "request_timeout_ms": int(timeout * 1000),
+        "bootstrap_timeout_ms": int(min(timeout, 10.0) * 1000),
+    }
+    if command_config is not None:
+        options.update(_from_properties(command_config))
+    return options
+
+
+def _from_properties(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            props = javaproperties.load(handle)
+    except OSError as exc:
+        raise InvalidInput(f"--command-config {path}: {exc.strerror}") from None
+    options: dict[str, Any] = {}
+    protocol = props.get("security.protocol", "PLAINTEXT").upper()
+    if protocol not in _PROTOCOLS:
+        raise InvalidInput(f"--command-config {path}: unknown security.protocol {protocol!r}")
+    options["security_protocol"] = protocol
+    if protocol.endswith("SSL"):
+        store = props.get("ssl.truststore.location")
+        if store is not None:
+            if props.get("ssl.truststore.type", "PEM").upper() != "PEM":
+                raise InvalidInput(f"--command-config {path}: only a PEM ssl.truststore.type is supported")
+            options["ssl_cafile"] = store
+        if props.get("ssl.endpoint.identification.algorithm", "https") == "":
+            options["ssl_check_hostname"] = False
+    if protocol.startswith("SASL"):
+        mechanism = props.get("sasl.mechanism", "GSSAPI").upper()
+        if mechanism not in _MECHANISMS:
+            raise InvalidInput(f"--command-config {path}: sasl.mechanism {mechanism} is not supported")
+        jaas = dict(_JAAS_OPTION.findall(props.get("sasl.jaas.config", "")))
+        if "username" not in jaas or "password" not in jaas:
+            raise InvalidInput(f"--command-config {path}: sasl.jaas.config needs username and password")
+        options["sasl_mechanism"] = mechanism
+        options["sasl_plain_username"] = jaas["username"]
+        options["sasl_plain_password"] = jaas["password"]
+    return options

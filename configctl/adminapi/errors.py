@@ -1,0 +1,66 @@
+"""The Kafka client's exceptions become configctl's errors here, at the I/O edge, and nowhere else."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import kafka.errors as kafka_errors
+
+from configctl.errors import ConfigctlError, InvalidInput, PermissionDenied
+
+
+class KafkaUnavailable(ConfigctlError):
+    """No broker answered (or the one asked is gone) before the request completed."""
+
+    exit_code = 3
+
+
+class BrokerRefused(InvalidInput):
+    """The broker refused the request and said why; nothing was changed by it."""
+
+
+_UNREACHABLE = (
+    kafka_errors.KafkaConnectionError,
+    kafka_errors.MetadataEmptyBrokerList,
+    kafka_errors.UnrecognizedBrokerVersion,
+    kafka_errors.KafkaTimeoutError,
+    kafka_errors.RequestTimedOutError,
+    kafka_errors.NodeNotReadyError,
+    kafka_errors.BrokerNotAvailableError,
+)
+_DENIED = (
+    kafka_errors.ClusterAuthorizationFailedError,
+    kafka_errors.TopicAuthorizationFailedError,
+    kafka_errors.AuthorizationError,
+    kafka_errors.SaslAuthenticationFailedError,
+)
+
+
+def refusal(error_code: int, message: str | None, what: str) -> BrokerRefused | PermissionDenied | None:
+    """The error a per-resource error code in a response means (None for no error)."""
+    if not error_code:
+        return None
+    kind = kafka_errors.for_code(error_code)
+    reason = " ".join((message or kind.__name__).split())
+    if issubclass(kind, _DENIED):
+        return PermissionDenied(f"the broker refused to {what}: {reason}")
+    return BrokerRefused(f"the broker refused to {what}: {reason}")
+
+
+@contextlib.contextmanager
+def translate_errors(action: str, bootstrap: str) -> Iterator[None]:
+    """Turn the Kafka client's exceptions into one-line configctl errors; ``action`` completes "to ..."."""
+    try:
+        yield
+    except _DENIED as exc:
+        raise PermissionDenied(f"Kafka refused to {action}: {_reason(exc)}") from None
+    except _UNREACHABLE:
+        raise KafkaUnavailable(f"no Kafka broker at {bootstrap} answered while trying to {action}") from None
+    except kafka_errors.KafkaError as exc:
+        raise BrokerRefused(f"Kafka failed to {action}: {_reason(exc)}") from None
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
