@@ -124,6 +124,19 @@ class RolloutStuck(ConfigctlError):
     exit_code = 12
 
 
+class MigrationInProgress(ConfigctlError):
+    """ZooKeeper no longer owns the cluster's metadata, so nothing may be written under ``/config``.
+
+    A KRaft controller is registered in ``/controller`` (``kraftControllerEpoch`` above 0), a
+    ZooKeeper-to-KRaft migration is recorded in ``/migration``, or ``/controller`` cannot be read
+    (so neither can be ruled out). Kafka 3.9's brokers refuse their own ZooKeeper config writes in
+    the first case (KAFKA-16539): a write there would be ignored by the KRaft controller or lost
+    when it writes its metadata back. See :mod:`configctl.migration`.
+    """
+
+    exit_code = 14
+
+
 EXIT_CODES = {
     0: "success (plan: no changes; --wait: every live broker applied it)",
     1: "invalid input: bad entity, key, value or file; nothing was written",
@@ -138,6 +151,7 @@ EXIT_CODES = {
     10: "written, but not every live broker applied it in time (--wait timed out)",
     11: "rollout aborted: every entity it touched is restored to its previous bytes",
     12: "rollout stuck: its record says what to undo (configctl rollout abort|resume ID)",
+    14: "refused: a KRaft controller owns the metadata or a ZooKeeper-to-KRaft migration is under way (/controller, /migration); nothing was written",
 }
 
 
