@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# The end-to-end tour run by `make demo`: a real ZooKeeper, validated writes, three brokers'
-# listeners applying them with sources, and the Spark drift audit. Everything it starts it stops.
+# The end-to-end tour run by `make demo`: a real ZooKeeper, three real Kafka 3.9 brokers on it
+# (ZooKeeper mode), each with a configctl listener beside it, validated writes that the listeners
+# apply with sources and the brokers report (Admin API), and the Spark drift audit.
+# Everything it starts it stops.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here/.."
 work="$(mktemp -d -t configctl-demo.XXXXXX)"
 listener_pids=()
+kafka_pid=""
 
 cleanup() {
   for pid in "${listener_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${listener_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  # the brokers stop before their ZooKeeper (kafka_brokers.py stops every broker on SIGTERM)
+  if [ -n "$kafka_pid" ]; then
+    kill "$kafka_pid" 2>/dev/null || true
+    wait "$kafka_pid" 2>/dev/null || true
+  fi
   configctl zk stop --data-dir "$work/zk" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -23,14 +32,38 @@ step "Start a real ZooKeeper (from pyspark's jars)"
 show configctl zk start --port "$port" --data-dir "$work/zk"
 export CONFIGCTL_ZOOKEEPER="127.0.0.1:$port"
 
-step "Three brokers start their listeners, each with its own server.properties (broker 3 with a plugin)"
+step "Start three real Kafka 3.9 brokers on it (ZooKeeper mode, PLAINTEXT on 127.0.0.1)"
+# Their server.properties differ as a fleet's do: broker 3 carries an old static tuning nobody
+# cleaned up (the audit finds it). The jars are build/kafka's (make kafka).
+kafka_args=(start --zookeeper "$CONFIGCTL_ZOOKEEPER" --brokers 3 --work-dir "$work/kafka"
+  --info "$work/brokers.env" --set min.insync.replicas=2 --set log.retention.hours=168
+  --set-on 3:num.io.threads=4 --set-on 3:log.retention.hours=72)
+printf '$ python examples/kafka_brokers.py %s &\n' "${kafka_args[*]}"
+python examples/kafka_brokers.py "${kafka_args[@]}" >"$work/kafka.log" 2>&1 &
+kafka_pid="$!"
+for _ in $(seq 600); do  # it writes brokers.env once every broker serves
+  [ -f "$work/brokers.env" ] || ! kill -0 "$kafka_pid" 2>/dev/null && break
+  sleep 0.2
+done
+if [ ! -f "$work/brokers.env" ]; then
+  cat "$work/kafka.log" >&2
+  echo "error: the Kafka brokers did not start" >&2
+  exit 1
+fi
+cat "$work/kafka.log"
+. "$work/brokers.env"  # bootstrap, broker_<id>_bootstrap, broker_<id>_properties, broker_<id>_pid
+
+step "Beside each broker, a configctl listener reads that broker's server.properties (broker 3's with a plugin)"
 mkdir -p "$work/state"
 for id in 1 2 3; do
+  properties="broker_${id}_properties"
   plugin=()
-  # broker 3 applies topic retention to its log directories, and refuses retention under a minute
+  # broker 3 applies topic retention to its log directories (the real broker's, where Kafka keeps
+  # the partitions), and refuses retention under a minute
   [ "$id" = 3 ] && plugin=(--plugin examples.plugins.log_retention:LogRetentionApplier)
-  PYTHONPATH="$here/..${PYTHONPATH:+:$PYTHONPATH}" configctl listener run --broker-id "$id" \
-    --server-properties "$here/server-$id.properties" --state-dir "$work/state" "${plugin[@]}" \
+  echo "\$ configctl listener run --broker-id $id --server-properties ${!properties} --state-dir $work/state${plugin[*]:+ ${plugin[*]}} &"
+  PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" configctl listener run --broker-id "$id" \
+    --server-properties "${!properties}" --state-dir "$work/state" "${plugin[@]}" \
     >"$work/listener-$id.log" 2>&1 &
   listener_pids+=("$!")
 done
@@ -49,16 +82,30 @@ client.stop()
 EOF
 echo "listeners for brokers 1, 2 and 3 are running"
 
-step "A validated write, and --wait until every broker runs it"
+step "configctl configures topics Kafka has: create orders first (Admin API, replicas on all three)"
+show configctl alter --topic orders --add-config 'retention.ms=86400000' || echo "(exit status $?)"
+show python examples/kafka_brokers.py create-topic --bootstrap "$bootstrap" --topic orders --replication-factor 3
+
+step "A validated write, --wait until every broker's listener runs it, and what the brokers report"
 show configctl alter --topic orders --add-config 'retention.ms=86400000,cleanup.policy=[compact,delete]' --reason "tour" --wait
+show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --topic orders --key retention.ms --key cleanup.policy
 
 step "Bad input is refused in one line, and nothing is written"
 show configctl alter --topic orders --add-config 'retension.ms=1' || echo "(exit status $?)"
 show configctl alter --broker-defaults --add-config 'log.dirs=/data' || echo "(exit status $?)"
 
-step "Cluster-wide broker default, a per-broker override, and a user+client quota"
-show configctl alter --broker-defaults --add-config 'log.retention.ms=3600000'
-show configctl alter --broker 2 --add-config 'log.cleaner.threads=4'
+step "Cluster-wide broker default and a per-broker override, as the brokers report them; a user+client quota"
+# Kafka's ZooKeeper path (kafka-configs.sh --zookeeper) refuses broker configs while the brokers
+# run, so that their own validation is not skipped, and so does configctl; --allow-running-brokers
+# writes anyway (each listener validates what it applies). A coming --bootstrap-server path will
+# send broker configs through the brokers instead, which validate them themselves.
+show configctl alter --broker-defaults --add-config 'log.retention.ms=3600000' || echo "(exit status $?)"
+show configctl alter --broker-defaults --add-config 'log.retention.ms=3600000' --allow-running-brokers
+show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key log.retention.ms --expect 3600000
+# (a running broker takes at most twice its cleaner threads: 1 -> 2)
+show configctl alter --broker 2 --add-config 'log.cleaner.threads=2' --allow-running-brokers
+show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key log.cleaner.threads \
+  --expect 1 --expect-on 2=2
 show configctl alter --user alice --client app1 --add-config 'consumer_byte_rate=2048'
 show configctl alter --user alice --add-config 'SCRAM-SHA-256=[iterations=8192,password=alice-secret]' --wait
 
@@ -78,32 +125,42 @@ for id in 1 2 3; do echo "--- broker $id listener log"; tail -n 4 "$work/listene
 
 step "A change broker 3's plugin refuses: the write is committed, and --wait says who refused it and why"
 show configctl alter --topic orders --add-config 'retention.ms=1000' --wait 20 || echo "(exit status $?: a broker refused it)"
+# Kafka has no such minimum: the brokers themselves run what ZooKeeper holds. The refusal is broker
+# 3's listener's (its plugin keeps the old retention), and --wait's exit status is the alarm.
+show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --topic orders --key retention.ms
 show configctl status
 show configctl status --broker 3
 show configctl history --topic orders
-show configctl rollback --topic orders --to 0 --yes --reason "undo the refused change" --wait
+# (version 0 is the empty config Kafka wrote when it created the topic; version 1 is the tour's)
+show configctl rollback --topic orders --to 1 --yes --reason "undo the refused change" --wait
 
-step "Drift on purpose: broker 3 is stopped, and a change is made while it is down"
+step "Drift on purpose: broker 3 is stopped (Kafka and its listener), and a change is made while it is down"
 kill "${listener_pids[2]}"; wait "${listener_pids[2]}" 2>/dev/null || true
+echo "\$ kill $broker_3_pid   # Kafka broker 3"
+kill "$broker_3_pid"
+for _ in $(seq 300); do kill -0 "$broker_3_pid" 2>/dev/null || break; sleep 0.2; done
 show configctl alter --topic orders --add-config 'retention.ms=172800000' --wait 10
 show configctl status
+show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --topic orders --key retention.ms
 
 step "The Spark audit finds it (server.properties skew, per-broker overrides, a stale broker)"
 show configctl audit --snapshots "$work/state" --html "$work/audit.html"
 echo "(the tour removes its work directory, report included, when it ends)"
 
 step "A canary: a cluster-wide change runs on broker 1 first, then is promoted to every broker"
-show configctl alter --broker-defaults --add-config 'log.cleaner.threads=2' --canary 1 --soak 2s \
+show configctl alter --broker-defaults --add-config 'log.cleaner.threads=2' --canary 1 --soak 2s --allow-running-brokers \
   --check 'configctl status --broker "$CONFIGCTL_CANARY_BROKERS" >/dev/null' --wait 20 --reason "tour canary"
+show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key log.cleaner.threads --expect 2
 show configctl describe --broker-defaults
 show configctl describe --broker 1
 show configctl history --broker 1
 
 step "A canary whose health check fails is aborted: broker 2 gets its exact previous bytes back, <default> is untouched"
-show configctl alter --broker-defaults --add-config 'num.io.threads=16' --canary 2 --wait 20 \
+show configctl alter --broker-defaults --add-config 'num.io.threads=4' --canary 2 --wait 20 --allow-running-brokers \
   --check 'echo "p99 produce latency 250 ms > 100 ms on broker $CONFIGCTL_CANARY_BROKERS" >&2; exit 1' \
   || echo "(exit status $?: the canary was aborted and undone)"
 show configctl describe --broker 2
 show configctl rollout list
+show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key num.io.threads --expect 2
 
-step "Done: stopping the listeners and ZooKeeper"
+step "Done: stopping the listeners, the Kafka brokers and ZooKeeper"
