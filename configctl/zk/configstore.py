@@ -10,6 +10,13 @@ Sizes: ZooKeeper refuses a request over ``jute.maxbuffer`` (1 MiB by default). A
 that could not be written together with its notification is refused before the write; a
 history record that would not fit beside its config is stored without the config (its SHA-256
 is kept), so no entity ever becomes unchangeable.
+
+Ownership: every multi is preceded by one read of ``/controller``, ``/migration`` and
+``/controller_epoch`` (:meth:`ConfigStore._before_writes`, the one place every write passes), and
+refused with nothing written while a KRaft controller or a migration owns the metadata
+(:mod:`configctl.migration`, exit 14). The multi then checks ``/controller_epoch``'s version, as
+Kafka's migration writes do, so a KRaft controller claiming the cluster after that read makes the
+write fail (and, re-read, refused) instead of landing behind its back.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNo
 
 from configctl.entities import CONFIG_ROOT, Entity, EntityType
 from configctl.errors import InvalidInput, PermissionDenied, ZooKeeperUnavailable, one_line
+from configctl.migration import CONTROLLER_EPOCH_PATH, OWNER_PATHS, MetadataOwner, metadata_owner
 from configctl.zk.connection import ConnectionSettings
 from configctl.zk.errors import LOST, VersionConflict, translate_errors
 from configctl.zk.session import ZkSession
@@ -152,6 +160,8 @@ class _Reads:
 
     missing_history_dirs: set[str] = field(default_factory=set)
     removals: dict[Entity, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    controller_epoch: int | None = None
+    """``/controller_epoch``'s version when ownership was checked; the multi checks it is unchanged."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +173,8 @@ class _Prepared:
     notification_ops: list[int]
     new_history_dirs: set[str]
     removals: dict[Entity, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    controller_checked: bool = False
+    """The multi's first operation checks ``/controller_epoch`` (see :class:`_Reads`)."""
 
 
 class ConfigStore:
@@ -381,7 +393,13 @@ class ConfigStore:
         return yes, no
 
     def _before_writes(self, changes: Sequence[Change]) -> _Reads:
-        """Check sizes, create the parent nodes ``changes`` need, and read what the multi must know."""
+        """Check sizes and who owns the metadata, create the parent nodes ``changes`` need, and read
+        what the multi must know.
+
+        Every multi this store sends (alter, apply, rollback, rollouts and their records) is
+        built on what this returns, so the ownership check here covers every write; it comes
+        before the first node is created. Raises :class:`~configctl.errors.MigrationInProgress`.
+        """
         for change in changes:
             size = len(change.data)
             if size > MAX_CONFIG_BYTES:
@@ -389,11 +407,13 @@ class ConfigStore:
                     f"{change.entity.label}: the config would be {size:,} bytes; ZooKeeper takes at most "
                     f"{MAX_CONFIG_BYTES:,} in one transaction with its notification; nothing was written"
                 )
+        owner, controller_epoch = read_metadata_owner(self.session)
+        owner.check_writable()
         self.session.ensure_path(CHANGES_PATH)
         for parent in dict.fromkeys(change.entity.znode.rsplit("/", 1)[0] for change in changes):
             self.session.ensure_path(parent)
         missing = self._missing_history_dirs(changes) if self.history_limit > 0 else set()
-        return _Reads(missing, self._removals(changes))
+        return _Reads(missing, self._removals(changes), controller_epoch)
 
     def _removals(self, changes: Sequence[Change]) -> dict[Entity, tuple[tuple[str, int], ...]]:
         """Quota and IP nodes left empty by ``changes`` that Kafka 3.5+ deletes (``tryCleanQuotaNodes``).
@@ -445,6 +465,8 @@ class ConfigStore:
         acls = self.session.acls
         new_history_dirs: set[str] = set()
         transaction = self.session.transaction()
+        if reads.controller_epoch is not None:
+            transaction.check(CONTROLLER_EPOCH_PATH, reads.controller_epoch)
         notification_ops: list[int] = []
         for change in changes:
             entity = change.entity
@@ -494,7 +516,14 @@ class ConfigStore:
                 transaction.check(op.path, op.version)
             else:
                 raise ValueError(f"unknown node operation {op.action!r}")
-        return _Prepared(list(changes), transaction, notification_ops, new_history_dirs, reads.removals)
+        return _Prepared(
+            list(changes),
+            transaction,
+            notification_ops,
+            new_history_dirs,
+            reads.removals,
+            reads.controller_epoch is not None,
+        )
 
     def _finish(self, prepared: _Prepared, results: list[Any]) -> list[Committed]:
         """Turn a multi's results into :class:`Committed` records, or the error it failed with."""
@@ -508,6 +537,9 @@ class ConfigStore:
                     self._written.pop(change.entity, None)
                     # A retry must not trust what this attempt believed about history directories.
                     self.session.forget_path(HistoryZNodes.directory(change.entity))
+                if prepared.controller_checked and results[0] is first:
+                    # A controller election since the ownership read: the retry reads it again.
+                    raise VersionConflict(f"{CONTROLLER_EPOCH_PATH} moved: the cluster's controller changed")
                 raise VersionConflict(str(first))
             if isinstance(first, NoAuthError):
                 raise PermissionDenied(
@@ -614,6 +646,16 @@ class ConfigStore:
     def latest_change_number(self) -> int | None:
         found = self.notifications()
         return found[-1].number if found else None
+
+
+def read_metadata_owner(session: ZkSession) -> tuple[MetadataOwner, int | None]:
+    """Who owns the cluster's metadata (``/controller``, ``/migration``) and ``/controller_epoch``'s
+    version (None when absent), read in one round (one multiRead where the server has it)."""
+    controller, migration, epoch = session.get_many([*OWNER_PATHS, CONTROLLER_EPOCH_PATH])
+    owner = metadata_owner(
+        None if controller is None else controller[0], None if migration is None else migration[0]
+    )
+    return owner, None if epoch is None else epoch[1].version
 
 
 def _history_record(
