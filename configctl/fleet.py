@@ -5,7 +5,9 @@ session does) with ``last_applied_change`` and its problems; it also keeps a per
 ``/configctl/fleet/<id>`` record, so a broker whose listener died is still known. Kafka's own
 ``/brokers/ids`` adds the Kafka brokers. This module is the client side, for the CLI
 (``configctl status``, ``--wait``) and for any other tool: it never decodes nodes itself
-(:mod:`configctl.znodes` does) and never polls (waiting rides on ZooKeeper watches).
+(:mod:`configctl.znodes` and :mod:`configctl.migration` do) and never polls (waiting rides on
+ZooKeeper watches). The status also says who owns the cluster's metadata (``"metadata"``): during a
+ZooKeeper-to-KRaft migration every write is refused, and the operator should see why before trying.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.handlers import handler_for
 from configctl.handlers.base import KINDS, Problem
+from configctl.migration import MetadataOwner
 from configctl.zk import registrations
+from configctl.zk.configstore import read_metadata_owner
 from configctl.zk.session import ZkSession
 from configctl.znodes import (
     CHANGES_PATH,
@@ -125,11 +129,14 @@ class FleetStatus:
 
     latest_change_number: int | None
     brokers: tuple[BrokerStatus, ...]
+    metadata: MetadataOwner | None = None
+    """Who owns the cluster's metadata (``/controller``, ``/migration``): whether writes are taken."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "latest_change_number": self.latest_change_number,
             "brokers": [b.to_json() for b in self.brokers],
+            "metadata": self.metadata.to_json() if self.metadata is not None else None,
         }
 
     def broker(self, broker_id: int) -> BrokerStatus | None:
@@ -142,6 +149,7 @@ def status(session: ZkSession) -> FleetStatus:
     records = fleet_records(session)
     kafka = registrations.running_brokers(session) or set()
     latest = latest_change_number(session)
+    metadata, _ = read_metadata_owner(session)
     applied = [
         s.get("last_applied_change") for s in states.values() if isinstance(s.get("last_applied_change"), int)
     ]
@@ -168,7 +176,7 @@ def status(session: ZkSession) -> FleetStatus:
                 kafka_registered=broker_id in kafka,
             )
         )
-    return FleetStatus(latest, tuple(brokers))
+    return FleetStatus(latest, tuple(brokers), metadata)
 
 
 # -- waiting ----------------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 Every live listener (``/configctl/brokers``), every broker known from its persistent record
 (``/configctl/fleet``) or from Kafka's ``/brokers/ids`` that has no live listener (``live``
-false), and their problems (Contract 7). Exits 0 whatever it finds: it reports, it does not judge.
+false), and their problems (Contract 7); and who owns the cluster's metadata (ZooKeeper, a KRaft
+controller, or a migration between them), since configctl refuses every write unless it is
+ZooKeeper. Exits 0 whatever it finds: it reports, it does not judge.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from configctl.cli.context import open_store
 from configctl.cli.options import global_options
 from configctl.cli.render import safe, show
 from configctl.errors import NotFound
+from configctl.migration import MetadataOwner
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class StatusView:
 
     def render(self, out: Console) -> None:
         latest = self.status.latest_change_number
+        if self.status.metadata is not None:
+            out.print(_metadata_line(self.status.metadata))
         if self.broker_id is not None:
             self._render_one(out, self.status.broker(self.broker_id), latest)
             return
@@ -95,6 +100,13 @@ class StatusView:
                 safe(p.reason) + (f" (plugin {safe(p.plugin)})" if p.plugin else ""),
             )
         out.print(table)
+
+
+def _metadata_line(metadata: MetadataOwner) -> str:
+    """One line: who owns the metadata and whether configctl writes (red when it refuses)."""
+    if metadata.writable:
+        return f"Metadata: {metadata.owner}: {safe(metadata.detail)}; configctl writes"
+    return f"[red]Metadata: {metadata.owner}[/]: {safe(metadata.detail)}; configctl refuses writes (exit 14)"
 
 
 def _when(ms: int | None) -> str:
