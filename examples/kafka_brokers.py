@@ -52,7 +52,7 @@ class _Stop(BaseException):
 
 
 def kafka_home(option: str | None) -> Path:
-    return Path(option or os.environ.get(KAFKA_HOME_ENV) or REPO / "build" / "kafka")
+    return Path(option or os.environ.get(KAFKA_HOME_ENV) or REPO / "build" / "kafka").resolve()
 
 
 def _assignment(text: str) -> tuple[str, str]:
@@ -104,7 +104,7 @@ def start(args: argparse.Namespace) -> int:
     try:
         cluster = KafkaCluster(
             home,
-            args.work_dir,
+            args.work_dir.resolve(),  # each broker runs in its own directory: absolute paths only
             ClientSettings(args.zookeeper),
             args.brokers,
             properties=dict(args.set),
