@@ -189,7 +189,7 @@ def test_every_write_path_is_refused_under_a_kraft_controller(zk_connect, zk, tm
     assert "KAFKA-16539" in metadata["detail"]
 
 
-def test_reads_and_dry_runs_still_work_under_a_kraft_controller(zk_connect, zk):
+def test_reads_and_dry_runs_still_work_under_a_kraft_controller(zk_connect, zk, tmp_path: Path):
     zookeeper_controller(zk)
     assert cli(zk_connect, "alter", "--topic", "orders", "--add-config", "retention.ms=1000").returncode == 0
     kraft_takes_over(zk)
@@ -197,6 +197,12 @@ def test_reads_and_dry_runs_still_work_under_a_kraft_controller(zk_connect, zk):
     assert described.returncode == 0 and json.loads(described.stdout)[0]["config"] == {"retention.ms": "1000"}
     dry = cli(zk_connect, "alter", "--topic", "orders", "--add-config", "retention.ms=9", "--dry-run")
     assert dry.returncode == 0, dry.stderr
+    desired = tmp_path / "desired.yaml"
+    desired.write_text("topics:\n  orders: {retention.ms: 3000}\n")
+    assert cli(zk_connect, "plan", "-f", str(desired)).returncode == 2  # changes to show, none written
+    for args in (["export"], ["history", "--topic", "orders"]):
+        result = cli(zk_connect, *args)
+        assert result.returncode == 0, (args, result.stderr)
 
 
 def test_a_rollout_is_refused_before_its_record_is_written(zk_connect, zk, fleet_of_three):
