@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: run every benchmark (each starts its own ZooKeeper / Spark and prints its figures),
+# `make bench`: run every benchmark (each starts its own ZooKeeper / Kafka / Spark and prints its figures),
 # then one table of every target figure: measured, the raw limit of the same run, ratio, target
 # (also written as Markdown with the machine described to build/bench-results.md).
 set -euo pipefail
@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 results="$(mktemp -t configctl-bench.XXXXXX)"
 trap 'rm -f "$results"' EXIT
 export CONFIGCTL_BENCH_RESULTS="$results"
-for script in write_path cold_start propagation bulk_apply audit; do
+for script in write_path cold_start propagation bulk_apply kafka_peer audit; do
   if [ -f "benchmarks/$script.py" ]; then
     printf '\n== benchmarks/%s.py\n' "$script"
     python "benchmarks/$script.py"
