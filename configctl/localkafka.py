@@ -60,7 +60,7 @@ BASE_PROPERTIES = {
     "num.network.threads": "2",
     "num.io.threads": "2",
     "num.recovery.threads.per.data.dir": "1",
-    "log.cleaner.dedupe.buffer.size": "1048576",
+    "log.cleaner.dedupe.buffer.size": "8388608",  # Kafka wants 1 MB per cleaner thread
     "zookeeper.connection.timeout.ms": "30000",
     "zookeeper.session.timeout.ms": "18000",
 }
@@ -139,7 +139,13 @@ class KafkaBroker:
     port: int
     dir: Path
     command: list[str]
+    scram_port: int | None = None
+    """A SASL_PLAINTEXT listener taking SCRAM-SHA-256/512 logins (``scram=True``), else None."""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def properties_file(self) -> Path:
+        return self.dir / "server.properties"
 
     @property
     def bootstrap(self) -> str:
@@ -224,9 +230,12 @@ class KafkaBroker:
                 lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 continue
-            for line in reversed(lines):
+            for index in range(len(lines) - 1, -1, -1):
+                line = lines[index]
                 if " ERROR " in line or " FATAL " in line or line.startswith(("Error", "Exception")):
-                    return f": {' '.join(line.split())[:240]}"
+                    cause = lines[index + 1] if index + 1 < len(lines) else ""
+                    text = f"{line} {cause}" if "Exception" in cause else line
+                    return f": {' '.join(text.split())[:300]}"
         return ""
 
 
@@ -259,10 +268,12 @@ class KafkaCluster:
         *,
         properties: dict[str, str] | None = None,
         per_broker: dict[int, dict[str, str]] | None = None,
+        scram: bool = False,
     ) -> None:
-        self.home = Path(home)
+        # Absolute: each broker runs in its own directory, so a relative classpath would not resolve.
+        self.home = Path(home).resolve()
         self.libs = kafka_libs(self.home)
-        self.work_dir = Path(work_dir)
+        self.work_dir = Path(work_dir).resolve()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.zk = zk
         self.java = find_java()
@@ -273,10 +284,25 @@ class KafkaCluster:
             broker_dir = self.work_dir / f"broker-{broker_id}"
             (broker_dir / "data").mkdir(parents=True, exist_ok=True)
             port = _free_port()
+            listeners = {"listeners": f"PLAINTEXT://{HOST}:{port}"}
+            scram_port = None
+            if scram:
+                scram_port = _free_port()
+                listeners = {
+                    "listeners": f"PLAINTEXT://{HOST}:{port},SASL_PLAINTEXT://{HOST}:{scram_port}",
+                    "inter.broker.listener.name": "PLAINTEXT",
+                    "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+                    **{
+                        f"listener.name.sasl_plaintext.{mechanism}.sasl.jaas.config": (
+                            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                        )
+                        for mechanism in ("scram-sha-256", "scram-sha-512")
+                    },
+                }
             values = {
                 **BASE_PROPERTIES,
                 "broker.id": str(broker_id),
-                "listeners": f"PLAINTEXT://{HOST}:{port}",
+                **listeners,
                 "log.dirs": str(broker_dir / "data"),
                 "zookeeper.connect": zk.connect,
                 **zk_properties,
@@ -297,7 +323,7 @@ class KafkaCluster:
                 KAFKA_MAIN,
                 str(broker_dir / "server.properties"),
             ]
-            self.brokers[broker_id] = KafkaBroker(broker_id, port, broker_dir, command)
+            self.brokers[broker_id] = KafkaBroker(broker_id, port, broker_dir, command, scram_port)
 
     @property
     def bootstrap(self) -> str:

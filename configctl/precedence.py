@@ -7,13 +7,19 @@ renders its answers, so both agree by construction.
 
 Broker config, per key: ``brokers/<id>`` > ``brokers/<default>`` > server.properties > built-in
 default. A layer that sets *any* synonym of a key (``log.retention.ms`` > ``.minutes`` > ``.hours``)
-hides every synonym below it; the winner is converted into the key's own unit. Values that
+hides every synonym below it (Kafka removes them when it merges the layers). What is reported
+for a key is what a Kafka 3.9 broker reports through DescribeConfigs (checked against real
+brokers in ``tests/kafka``): its *own* value in the winning layer, else its own built-in default
+(``log.retention.ms`` is null while only ``log.retention.hours`` is set); its synonyms in layer
+order, with those before the first occurrence of the key's own name dropped (ConfigHelper's
+``dropWhile``), and the source of the first synonym kept, else ``DEFAULT_CONFIG``. Values that
 Kafka drops when it loads the dynamic layers (read-only keys, per-broker or password keys at the
 cluster default, security configs without a listener prefix, values of the wrong type) are
 dropped here too and reported as :class:`Ignored`.
 
-Topic config: the topic's override > the broker's effective value of the synonym server key(s)
-> the topic default. Quotas and IP connection rates: the first stored entity, most specific
+Topic config: the topic's override > the broker's value of the synonym server key(s), taken as
+KafkaConfig derives it (``log.retention.ms``, else ``.minutes``, else ``.hours``, converted)
+> the topic default; its synonyms and source are the primary server key's, as reported. Quotas and IP connection rates: the first stored entity, most specific
 first, that defines the key.
 
 Everything that depends only on the catalogue (synonym groups, unit conversions, default values)
@@ -39,6 +45,7 @@ from configctl.sources import (
     DYNAMIC_TOPIC_CONFIG,
     STATIC_BROKER_CONFIG,
 )
+from configctl.values import kafka_text
 
 # Time units by name suffix, in milliseconds. Only synonyms whose units differ are converted.
 _UNIT_MS = {".ms": 1, ".minutes": 60_000, ".hours": 3_600_000}
@@ -157,6 +164,9 @@ class _KeyPlan:
     default_synonyms: tuple[Synonym, ...]
     sensitive: bool
     unset: EffectiveValue
+    own_default: str | None = None
+    removers: tuple[str, ...] = ()
+    """Other names whose setting in a layer removes this key from every layer below it."""
 
 
 def _unit(name: str) -> int | None:
@@ -203,17 +213,38 @@ def _default_synonyms(
     return tuple(found)
 
 
-def _make_plan(name: str, synonyms: tuple[str, ...], sensitive: bool) -> _KeyPlan:
+def reported_synonyms(name: str, found: tuple[Synonym, ...]) -> tuple[Synonym, ...]:
+    """The synonyms Kafka reports for ``name``: those from the first one named ``name`` on.
+
+    Kafka 3.9's ConfigHelper lists every layer's synonyms in order (per-broker, default,
+    static, built-in) and then drops the leading ones until it meets the key's own name
+    (``dropWhile(s => s.name != name)``): ``log.roll.ms`` with only ``log.roll.hours``'s
+    default reports no synonyms at all, and its source is then ``DEFAULT_CONFIG``.
+    """
+    for index, synonym in enumerate(found):
+        if synonym.name == name:
+            return found[index:]
+    return ()
+
+
+def _reported(name: str, value: str | None, found: tuple[Synonym, ...], sensitive: bool) -> EffectiveValue:
+    shown = reported_synonyms(name, found)
+    if value is not None:
+        facts = catalogue.lookup(EntityType.BROKERS, name)
+        value = kafka_text(facts.kafka_type if facts is not None else None, value)
+    return EffectiveValue(name, value, shown[0].source if shown else DEFAULT_CONFIG, shown, sensitive)
+
+
+def _make_plan(
+    name: str, synonyms: tuple[str, ...], sensitive: bool, removers: tuple[str, ...] = ()
+) -> _KeyPlan:
     table = catalogue.keys(EntityType.BROKERS)
     conversions = tuple(_conversion(s, name) for s in synonyms)
     defaults = _default_synonyms(synonyms, table)
-    if defaults:
-        first = defaults[0]
-        value = _convert(first.value or "", conversions[synonyms.index(first.name)])
-        unset = EffectiveValue(name, value, DEFAULT_CONFIG, defaults, sensitive)
-    else:
-        unset = EffectiveValue(name, None, DEFAULT_CONFIG, (), sensitive)
-    return _KeyPlan(name, synonyms, conversions, defaults, sensitive, unset)
+    own = table.get(name)
+    own_default = own.default if own is not None else None
+    unset = _reported(name, own_default, defaults, sensitive)
+    return _KeyPlan(name, synonyms, conversions, defaults, sensitive, unset, own_default, removers)
 
 
 @cache
@@ -222,14 +253,25 @@ def _broker_tables() -> tuple[dict[str, _KeyPlan], dict[str, tuple[str, ...]], d
     table = catalogue.keys(EntityType.BROKERS)
     plans: dict[str, _KeyPlan] = {}
     affects: dict[str, list[str]] = {}
+    # DynamicBrokerConfig.overrideProps: a key set in a layer removes its synonyms (Kafka's
+    # brokerConfigSynonyms, which the catalogue lists) from the layers below. The relation is
+    # not symmetric: log.flush.interval.ms removes log.flush.scheduler.interval.ms, not back.
+    removed_by: dict[str, set[str]] = {}
+    for name, facts in table.items():
+        for synonym in facts.synonyms:
+            if synonym != name:
+                removed_by.setdefault(synonym, set()).add(name)
     for name, facts in table.items():
         synonyms = facts.synonyms or (name,)
         if name not in synonyms:
             synonyms = (name, *synonyms)
-        plans[name] = _make_plan(name, synonyms, facts.sensitive)
-        for synonym in synonyms:
+        removers = tuple(sorted(removed_by.get(name, ())))
+        plans[name] = _make_plan(name, synonyms, facts.sensitive, removers)
+        for synonym in (*synonyms, *removers):
             affects.setdefault(synonym, []).append(name)
-    unset = {name: plan.unset for name, plan in plans.items()}
+    # Broker-only dynamic keys (replication throttles) are not KafkaConfig settings: a broker
+    # reports them only while a layer sets them.
+    unset = {name: plan.unset for name, plan in plans.items() if not table[name].dynamic_only}
     return plans, {k: tuple(v) for k, v in affects.items()}, unset
 
 
@@ -276,21 +318,31 @@ def _screen(
 
 def _resolve_plan(plan: _KeyPlan, layers: tuple[tuple[Mapping[str, str], str], ...]) -> EffectiveValue:
     found: list[Synonym] = []
-    winner = -1
+    value: str | None = None
+    decided = False
     for layer, source in layers:
         if not layer:
             continue
-        for index, synonym in enumerate(plan.synonyms):
+        for synonym in plan.synonyms:
             raw = layer.get(synonym)
             if raw is not None:
-                if winner < 0:
-                    winner = index
                 found.append(Synonym(synonym, raw, source))
-    if winner < 0:
+        if not decided:
+            # Highest layer first: the key's own setting, or a synonym that removed it from
+            # every layer below when Kafka merged them (then its built-in default stands).
+            own = layer.get(plan.name)
+            if own is not None:
+                value, decided = own, True
+            elif any(synonym in layer for synonym in plan.removers):
+                decided = True
+    if not found:
         return plan.unset
-    first = found[0]
-    value = _convert(first.value or "", plan.conversions[winner])
-    return EffectiveValue(plan.name, value, first.source, (*found, *plan.default_synonyms), plan.sensitive)
+    return _reported(
+        plan.name,
+        value if value is not None else plan.own_default,
+        (*found, *plan.default_synonyms),
+        plan.sensitive,
+    )
 
 
 def resolve_broker(
@@ -306,6 +358,7 @@ def resolve_broker(
     listener-prefixed key that takes effect in some layer.
     """
     plans, affects, unset = _broker_tables()
+    static = _id_synonyms(static)
     ignored: list[Ignored] = []
     mine = _screen(per_broker, f"brokers/{broker_id}", False, ignored) if per_broker else {}
     shared = _screen(cluster_default, f"brokers/{DEFAULT}", True, ignored) if cluster_default else {}
@@ -331,6 +384,20 @@ def resolve_broker(
     return BrokerResolution(BrokerValues(values), tuple(ignored))
 
 
+def _id_synonyms(static: Mapping[str, str]) -> Mapping[str, str]:
+    """server.properties as KafkaConfig reads it: ``broker.id`` and ``node.id`` each fill the other.
+
+    KafkaConfig.populateSynonyms copies whichever of the two is set into the other before
+    anything else reads them, so a ZooKeeper-mode broker reports ``node.id`` as its static id.
+    """
+    broker_id, node_id = static.get("broker.id"), static.get("node.id")
+    if (broker_id is None) == (node_id is None):
+        return static
+    filled = dict(static)
+    filled["node.id" if node_id is None else "broker.id"] = broker_id if node_id is None else node_id
+    return filled
+
+
 # --------------------------------------------------------------------------------------------
 # Topics
 # --------------------------------------------------------------------------------------------
@@ -350,23 +417,18 @@ def _compute_topic_fallbacks(broker: Mapping[str, EffectiveValue]) -> dict[str, 
     """What each topic key is when the topic does not override it, given the broker's values."""
     result: dict[str, EffectiveValue] = {}
     for name, default, chain, sensitive in _topic_plans():
-        chosen: EffectiveValue | None = None
-        value: str | None = None
-        synonyms: list[Synonym] = []
+        # The value: KafkaConfig's derived accessor (the first server key of the chain with a
+        # value, in the topic key's unit); synonyms and source: the primary server key's report.
+        value = default
         for server_key, multiplier in chain:
             effective = broker.get(server_key)
-            if effective is None:
-                continue
-            for synonym in effective.synonyms:
-                if synonym not in synonyms:
-                    synonyms.append(synonym)
-            if chosen is None and effective.value is not None:
-                chosen = effective
+            if effective is not None and effective.value is not None:
                 value = _convert(effective.value, (multiplier, 1) if multiplier != 1 else None)
-        if chosen is None:
-            result[name] = EffectiveValue(name, default, DEFAULT_CONFIG, tuple(synonyms), sensitive)
-        else:
-            result[name] = EffectiveValue(name, value, chosen.source, tuple(synonyms), sensitive)
+                break
+        primary = broker.get(chain[0][0]) if chain else None
+        synonyms = primary.synonyms if primary is not None else ()
+        source = synonyms[0].source if synonyms else DEFAULT_CONFIG
+        result[name] = EffectiveValue(name, value, source, synonyms, sensitive)
     return result
 
 
@@ -400,16 +462,25 @@ def _overrides(
     overrides: Mapping[str, str], fallbacks: Mapping[str, EffectiveValue]
 ) -> dict[str, EffectiveValue]:
     result: dict[str, EffectiveValue] = {}
+    types = _topic_types()
     for name, raw in overrides.items():
-        own = Synonym(name, raw, DYNAMIC_TOPIC_CONFIG)
+        # Kafka reports the topic's own value parsed and written back, in the value and in its
+        # own synonym alike (the broker synonyms below it stay raw).
+        text = kafka_text(types.get(name), raw) if isinstance(raw, str) else raw
+        own = Synonym(name, text, DYNAMIC_TOPIC_CONFIG)
         below = fallbacks.get(name)
         if below is None:
-            result[name] = EffectiveValue(name, raw, DYNAMIC_TOPIC_CONFIG, (own,), False)
+            result[name] = EffectiveValue(name, text, DYNAMIC_TOPIC_CONFIG, (own,), False)
         else:
             result[name] = EffectiveValue(
-                name, raw, DYNAMIC_TOPIC_CONFIG, (own, *below.synonyms), below.sensitive
+                name, text, DYNAMIC_TOPIC_CONFIG, (own, *below.synonyms), below.sensitive
             )
     return result
+
+
+@cache
+def _topic_types() -> dict[str, str]:
+    return {name: facts.kafka_type for name, facts in catalogue.keys(EntityType.TOPICS).items()}
 
 
 def _topic_fallbacks_of(broker: Mapping[str, EffectiveValue]) -> Mapping[str, EffectiveValue]:

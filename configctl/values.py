@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Mapping
 from decimal import Decimal
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from configctl.errors import InvalidInput, shown
@@ -118,6 +119,33 @@ def java_double(value: float) -> str:
     else:
         text = f"{digits[0]}.{digits[1:] or '0'}E{point - 1}"
     return sign + text
+
+
+@lru_cache(maxsize=65536)
+def kafka_text(kafka_type: str | None, raw: str) -> str:
+    """The text a Kafka broker reports for a stored value: ``ConfigDef.convertToString(parse(raw))``.
+
+    DescribeConfigs shows a key's parsed value written back: ``1048576`` for a double is
+    ``1048576.0``, ``compact, delete`` is ``compact,delete``, ``+05`` for an int is ``5``, ``TRUE``
+    is ``true``; strings and classes are trimmed. Synonyms are reported raw, as stored. A value
+    that does not parse (Kafka would have dropped it) is returned as it is.
+    """
+    if kafka_type is None:
+        return raw
+    value, problem = parse(kafka_type, raw, shown="value")
+    if problem is not None:
+        return raw
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return java_double(value)
+    if isinstance(value, list):
+        return ",".join(value)
+    return value  # type: ignore[no-any-return]
 
 
 def _scalar_text(key: ConfigKey | None, value: Any, label: str) -> str:

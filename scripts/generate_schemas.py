@@ -30,6 +30,23 @@ SCRAM_PATTERN = (
 )
 THROTTLED_REPLICA_ITEM = r"^([0-9]+:[0-9]+|\*)$"
 
+# Where a real Kafka 3.9 broker (tests/kafka, DescribeConfigs) says otherwise than the catalogue,
+# the broker wins; each correction names what the broker reported.
+CORRECTIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "brokers": {
+        # Kafka 3.9 needs Java 11+, whose TLS has 1.3: SslConfigs then defaults to it.
+        "ssl.protocol": {"default": "TLSv1.3"},
+        "ssl.enabled.protocols": {"default": "TLSv1.2,TLSv1.3"},
+        # New in 3.9 (KAFKA-16823), missing from the catalogue: read-only, false.
+        "alter.config.policy.kraft.compatibility.enable": {
+            "type": "boolean",
+            "default": "false",
+            "importance": "low",
+            "update_mode": "read-only",
+        },
+    },
+}
+
 TITLES = {
     "topics": "Dynamic config of a topic: /config/topics/<topic>",
     "brokers": "Dynamic config of a broker: /config/brokers/<broker-id> and /config/brokers/<default>",
@@ -153,6 +170,9 @@ def main() -> None:
     parser.add_argument("outdir", type=Path)
     args = parser.parse_args()
     catalogue = json.loads(args.catalogue.read_text(encoding="utf-8"))
+    for entity_type, corrections in CORRECTIONS.items():
+        for name, fact in corrections.items():
+            catalogue[entity_type][name] = {**catalogue[entity_type].get(name, {}), **fact}
     args.outdir.mkdir(parents=True, exist_ok=True)
     for entity_type in ("topics", "brokers", "users", "clients", "ips"):
         target = args.outdir / f"{entity_type}.json"

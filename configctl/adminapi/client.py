@@ -10,6 +10,7 @@ in a result dictionary, and every exception is translated by :mod:`configctl.adm
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -42,7 +43,7 @@ _SOURCES = {
     8: "GROUP_CONFIG",
 }
 _SET, _DELETE = 0, 1
-_MATCH_EXACT, _MATCH_DEFAULT = 0, 1
+_MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
 _QUOTA_ENTITY = {EntityType.USERS: "user", EntityType.CLIENTS: "client-id", EntityType.IPS: "ip"}
 _SCRAM = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 
@@ -171,22 +172,28 @@ class KafkaAdmin:
         parts = [(entity.type, entity.name, entity.user_is_default)]
         if entity.client is not None:
             parts.append((EntityType.CLIENTS, entity.client, entity.client_is_default))
+        ip = entity.type is EntityType.IPS and not entity.user_is_default
         for etype, name, is_default in parts:
-            components.append(
-                (_QUOTA_ENTITY[etype], _MATCH_DEFAULT, None)
-                if is_default
-                else (_QUOTA_ENTITY[etype], _MATCH_EXACT, name)
-            )
+            if is_default:
+                components.append((_QUOTA_ENTITY[etype], _MATCH_DEFAULT, None))
+            elif ip:
+                # Kafka 3.9 looks an exact IP up by its URL-encoded name (/config/ips/%3A%3A1), so
+                # an IPv6 entity stored as written is found only by listing every IP entity.
+                components.append((_QUOTA_ENTITY[etype], _MATCH_SPECIFIED, None))
+            else:
+                components.append((_QUOTA_ENTITY[etype], _MATCH_EXACT, name))
         request = DescribeClientQuotasRequest(components=components, strict=True)
-        response = self._send(request, None, f"describe the quotas of {entity.path}")
-        problem = refusal(
-            response.error_code, response.error_message, f"describe the quotas of {entity.path}"
-        )
+        what = f"describe the quotas of {entity.path}"
+        response = self._send(request, None, what)
+        problem = refusal(response.error_code, response.error_message, what)
         if problem is not None:
             raise problem
         for entry in response.entries or ():
-            if len(entry.entity) == len(components):
-                return {value.key: quota_text(value.value) for value in entry.values}
+            if len(entry.entity) != len(components):
+                continue
+            if ip and not same_address(entry.entity[0].entity_name, entity.name):
+                continue
+            return {value.key: quota_text(value.value) for value in entry.values}
         return {}
 
     def scram_credentials(self, user: str) -> dict[str, int]:
@@ -203,6 +210,16 @@ class KafkaAdmin:
             for info in result.credential_infos:
                 found[_SCRAM.get(info.mechanism, str(info.mechanism))] = info.iterations
         return found
+
+
+def same_address(reported: str | None, name: str) -> bool:
+    """Whether an IP entity the broker lists is ``name`` (``::1`` and ``0:0:0:0:0:0:0:1`` are one)."""
+    if reported is None:
+        return False
+    try:
+        return ipaddress.ip_address(reported) == ipaddress.ip_address(name)
+    except ValueError:
+        return reported == name
 
 
 def default_name(name: str) -> str:

@@ -29,7 +29,7 @@ QUOTA_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage", 
     ("etype", "count"),
     [
         (EntityType.TOPICS, 36),
-        (EntityType.BROKERS, 317),  # 314 documented + 3 dynamic-only throttle rates
+        (EntityType.BROKERS, 318),  # 314 documented + 3 dynamic-only throttle rates + 1 new in 3.9
         (EntityType.USERS, 6),
         (EntityType.CLIENTS, 4),
         (EntityType.IPS, 1),

@@ -27,6 +27,7 @@ from configctl.precedence import (
     resolve_quotas,
     resolve_topic,
 )
+from configctl.values import kafka_text
 
 pytestmark = pytest.mark.unit
 
@@ -69,15 +70,32 @@ def test_plain_key_every_layer_combination(present):
 
 def test_every_catalogue_key_is_present_with_its_default_when_nothing_is_set():
     values = broker().values
-    assert set(BROKER_KEYS) <= set(values)
+    # A broker reports every KafkaConfig setting; the broker-only replication throttles are
+    # dynamic configs outside KafkaConfig, listed only while a layer sets them.
+    dynamic_only = {name for name, facts in BROKER_KEYS.items() if facts.dynamic_only}
+    assert dynamic_only == {
+        "follower.replication.throttled.rate",
+        "leader.replication.throttled.rate",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+    }
+    assert set(BROKER_KEYS) - dynamic_only <= set(values) and not dynamic_only & set(values)
     for name, facts in BROKER_KEYS.items():
+        if facts.dynamic_only:
+            continue
         result = values[name]
         assert result.source == DEFAULT_CONFIG
+        assert result.value == facts.default  # its own default, even where a synonym has one
         if len(facts.synonyms) <= 1:
-            assert result.value == facts.default
             assert result.synonyms == (
                 () if facts.default is None else (syn(name, facts.default, DEFAULT_CONFIG),)
             )
+
+
+def test_a_throttle_rate_is_listed_once_a_layer_sets_it():
+    values = broker({"leader.replication.throttled.rate": "1000"}).values
+    rate = values["leader.replication.throttled.rate"]
+    assert (rate.value, rate.source) == ("1000", DYNAMIC_BROKER_CONFIG)
+    assert "follower.replication.throttled.rate" not in values
 
 
 def test_null_default_and_nothing_set_is_none():
@@ -100,33 +118,44 @@ def test_broker_values_is_a_read_only_mapping():
 # ----------------------------------------------------------------------------------------------
 
 
-def test_static_retention_hours_feeds_ms_and_minutes():
+# Kafka 3.9 reports each key's *own* value (KafkaConfig keeps the winning layer's synonyms and
+# drops the others) and only the synonyms from its own name on (ConfigHelper's dropWhile). What a
+# topic inherits is KafkaConfig's derived value (ms, else minutes, else hours). Each rule below is
+# what real brokers report in tests/kafka.
+
+
+def test_static_retention_hours_is_reported_by_hours_alone():
     values = broker(static={"log.retention.hours": "24"}).values
-    expected = (
+    hours = (
         syn("log.retention.hours", "24", STATIC_BROKER_CONFIG),
         syn("log.retention.hours", "168", DEFAULT_CONFIG),
     )
-    assert values["log.retention.ms"] == EffectiveValue(
-        "log.retention.ms", "86400000", STATIC_BROKER_CONFIG, expected, False
+    assert values["log.retention.hours"] == EffectiveValue(
+        "log.retention.hours", "24", STATIC_BROKER_CONFIG, hours, False
     )
-    assert values["log.retention.minutes"].value == "1440"
-    assert values["log.retention.hours"].value == "24"
-    assert {
-        values[k].synonyms for k in ("log.retention.ms", "log.retention.minutes", "log.retention.hours")
-    } == {expected}
+    # ms and minutes have no default of their own, and no synonym of their own name is set.
+    for name in ("log.retention.ms", "log.retention.minutes"):
+        assert values[name] == EffectiveValue(name, None, DEFAULT_CONFIG, (), False)
+    # A topic inherits the derived value.
+    topic = resolve_topic("t", {}, values)["retention.ms"]
+    assert (topic.value, topic.source, topic.synonyms) == ("86400000", DEFAULT_CONFIG, ())
 
 
 def test_retention_defaults_come_from_hours():
     values = broker().values
-    assert values["log.retention.ms"].value == "604800000"
-    assert values["log.retention.minutes"].value == "10080"
+    assert values["log.retention.ms"].value is None
+    assert values["log.retention.minutes"].value is None
     assert values["log.retention.hours"].value == "168"
-    assert values["log.retention.ms"].synonyms == (syn("log.retention.hours", "168", DEFAULT_CONFIG),)
+    assert values["log.retention.ms"].synonyms == ()
+    assert values["log.retention.hours"].synonyms == (syn("log.retention.hours", "168", DEFAULT_CONFIG),)
+    assert resolve_topic("t", {}, values)["retention.ms"].value == "604800000"
 
 
 def test_within_a_layer_ms_beats_minutes_beats_hours():
     static = {"log.retention.hours": "24", "log.retention.minutes": "30"}
-    assert effective("log.retention.ms", static=static).value == "1800000"
+    assert resolve_topic("t", {}, broker(static=static).values)["retention.ms"].value == "1800000"
+    minutes = effective("log.retention.minutes", static=static)
+    assert (minutes.value, minutes.source) == ("30", STATIC_BROKER_CONFIG)
     static["log.retention.ms"] = "1234"
     result = effective("log.retention.ms", static=static)
     assert result.value == "1234"
@@ -136,6 +165,7 @@ def test_within_a_layer_ms_beats_minutes_beats_hours():
         syn("log.retention.hours", "24", STATIC_BROKER_CONFIG),
         syn("log.retention.hours", "168", DEFAULT_CONFIG),
     )
+    assert resolve_topic("t", {}, broker(static=static).values)["retention.ms"].value == "1234"
 
 
 def test_each_higher_layer_hides_every_synonym_below():
@@ -155,10 +185,13 @@ def test_each_higher_layer_hides_every_synonym_below():
     assert (middle.value, middle.source, middle.synonyms) == ("5000", DYNAMIC_DEFAULT_BROKER_CONFIG, full[1:])
     low = effective("log.retention.minutes", None, None, static)
     assert (low.value, low.source, low.synonyms) == ("30", STATIC_BROKER_CONFIG, full[2:])
-    # The dynamic ms value wins for the coarser keys too, converted into their units.
+    # ms in a dynamic layer removed minutes and hours from the static layer: each reports its
+    # own built-in default (none for minutes), while still listing the static synonyms it had.
     values = broker(per_broker, cluster_default, static).values
-    assert (values["log.retention.minutes"].value, values["log.retention.hours"].value) == ("0", "0")
-    assert values["log.retention.hours"].source == DYNAMIC_BROKER_CONFIG
+    minutes, hours = values["log.retention.minutes"], values["log.retention.hours"]
+    assert (minutes.value, minutes.source, minutes.synonyms) == (None, STATIC_BROKER_CONFIG, full[2:])
+    assert (hours.value, hours.source, hours.synonyms) == ("168", STATIC_BROKER_CONFIG, full[3:])
+    assert resolve_topic("t", {}, values)["retention.ms"].value == "1000"
 
 
 def test_dynamic_secondary_retention_synonyms_are_read_only_and_ignored():
@@ -166,79 +199,85 @@ def test_dynamic_secondary_retention_synonyms_are_read_only_and_ignored():
     result = broker(
         {"log.retention.hours": "1"}, {"log.retention.minutes": "30"}, {"log.retention.hours": "24"}
     )
-    assert result.values["log.retention.ms"].value == "86400000"
-    assert result.values["log.retention.ms"].source == STATIC_BROKER_CONFIG
+    assert result.values["log.retention.hours"].value == "24"
+    assert result.values["log.retention.hours"].source == STATIC_BROKER_CONFIG
+    assert resolve_topic("t", {}, result.values)["retention.ms"].value == "86400000"
     assert {(i.entity_path, i.name) for i in result.ignored} == {
         ("brokers/1", "log.retention.hours"),
         ("brokers/<default>", "log.retention.minutes"),
     }
     assert all("is read-only" in i.reason for i in result.ignored)
-    assert all(s.source != DYNAMIC_DEFAULT_BROKER_CONFIG for s in result.values["log.retention.ms"].synonyms)
+    assert all(
+        s.source != DYNAMIC_DEFAULT_BROKER_CONFIG for s in result.values["log.retention.hours"].synonyms
+    )
 
 
-def test_ms_to_hours_is_lossy_integer_division():
+def test_a_dynamic_ms_leaves_the_coarser_keys_at_their_own_defaults():
     values = broker({"log.retention.ms": "5400000"}).values
-    assert values["log.retention.minutes"].value == "90"
-    assert values["log.retention.hours"].value == "1"
+    assert values["log.retention.minutes"].value is None
+    assert values["log.retention.hours"].value == "168"
+    assert resolve_topic("t", {}, values)["retention.ms"].value == "5400000"
 
 
 @pytest.mark.parametrize("sentinel", ["-1", "-2", "-60"])
 def test_negative_sentinels_are_kept(sentinel):
     values = broker(static={"log.retention.hours": sentinel}).values
-    assert values["log.retention.ms"].value == sentinel
-    assert values["log.retention.minutes"].value == sentinel
+    assert values["log.retention.hours"].value == sentinel
+    assert resolve_topic("t", {}, values)["retention.ms"].value == sentinel
 
 
 def test_log_roll_ms_and_hours():
     values = broker().values
-    assert (values["log.roll.ms"].value, values["log.roll.ms"].source) == ("604800000", DEFAULT_CONFIG)
+    assert (values["log.roll.ms"].value, values["log.roll.ms"].source) == (None, DEFAULT_CONFIG)
+    assert resolve_topic("t", {}, values)["segment.ms"].value == "604800000"
     values = broker(static={"log.roll.hours": "2"}).values
-    assert (values["log.roll.ms"].value, values["log.roll.ms"].source) == ("7200000", STATIC_BROKER_CONFIG)
-    assert values["log.roll.hours"].value == "2"
+    assert (values["log.roll.ms"].value, values["log.roll.ms"].source) == (None, DEFAULT_CONFIG)
+    assert (values["log.roll.hours"].value, values["log.roll.hours"].source) == ("2", STATIC_BROKER_CONFIG)
+    assert resolve_topic("t", {}, values)["segment.ms"].value == "7200000"
     values = broker({"log.roll.ms": "1000"}, None, {"log.roll.hours": "2"}).values
     assert values["log.roll.ms"].synonyms == (
         syn("log.roll.ms", "1000", DYNAMIC_BROKER_CONFIG),
         syn("log.roll.hours", "2", STATIC_BROKER_CONFIG),
         syn("log.roll.hours", "168", DEFAULT_CONFIG),
     )
-    assert (values["log.roll.ms"].value, values["log.roll.hours"].value) == ("1000", "0")
-    assert values["log.roll.hours"].source == DYNAMIC_BROKER_CONFIG
+    assert (values["log.roll.ms"].value, values["log.roll.hours"].value) == ("1000", "168")
+    assert values["log.roll.hours"].source == STATIC_BROKER_CONFIG
 
 
 def test_log_roll_jitter_ms_and_hours():
-    assert effective("log.roll.jitter.ms").value == "0"
-    assert effective("log.roll.jitter.ms", static={"log.roll.jitter.hours": "1"}).value == "3600000"
-    assert (
-        effective(
-            "log.roll.jitter.ms", None, {"log.roll.jitter.ms": "7"}, {"log.roll.jitter.hours": "1"}
-        ).value
-        == "7"
-    )
+    def segment_jitter(*layers):
+        return resolve_topic("t", {}, broker(*layers).values)["segment.jitter.ms"].value
+
+    assert effective("log.roll.jitter.ms").value is None
+    assert segment_jitter() == "0"
+    assert segment_jitter(None, None, {"log.roll.jitter.hours": "1"}) == "3600000"
+    assert segment_jitter(None, {"log.roll.jitter.ms": "7"}, {"log.roll.jitter.hours": "1"}) == "7"
 
 
 def test_log_flush_interval_falls_back_to_scheduler_interval():
     values = broker().values
     top = values["log.flush.interval.ms"]
-    assert (top.value, top.source) == ("9223372036854775807", DEFAULT_CONFIG)
-    assert top.synonyms == (syn("log.flush.scheduler.interval.ms", "9223372036854775807", DEFAULT_CONFIG),)
+    assert (top.value, top.source, top.synonyms) == (None, DEFAULT_CONFIG, ())
+    assert resolve_topic("t", {}, values)["flush.ms"].value == "9223372036854775807"
 
     values = broker(static={"log.flush.scheduler.interval.ms": "3000"}).values
-    assert (values["log.flush.interval.ms"].value, values["log.flush.interval.ms"].source) == (
-        "3000",
-        STATIC_BROKER_CONFIG,
-    )
+    assert values["log.flush.interval.ms"].value is None
     assert values["log.flush.scheduler.interval.ms"].synonyms == (
         syn("log.flush.scheduler.interval.ms", "3000", STATIC_BROKER_CONFIG),
         syn("log.flush.scheduler.interval.ms", "9223372036854775807", DEFAULT_CONFIG),
     )
+    assert resolve_topic("t", {}, values)["flush.ms"].value == "3000"
 
     values = broker(None, {"log.flush.interval.ms": "10"}, {"log.flush.scheduler.interval.ms": "3000"}).values
     assert (values["log.flush.interval.ms"].value, values["log.flush.interval.ms"].source) == (
         "10",
         DYNAMIC_DEFAULT_BROKER_CONFIG,
     )
-    # The scheduler interval is not a synonym of the flush interval the other way round.
-    assert values["log.flush.scheduler.interval.ms"].value == "3000"
+    # log.flush.interval.ms removed the scheduler interval from server.properties when Kafka
+    # merged the layers (its built-in default stands); the scheduler does not remove it back.
+    assert values["log.flush.scheduler.interval.ms"].value == "9223372036854775807"
+    values = broker(None, {"log.flush.scheduler.interval.ms": "20"}, {"log.flush.interval.ms": "10"}).values
+    assert values["log.flush.interval.ms"].value == "10"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,7 +331,10 @@ def test_dynamic_values_kafka_drops_are_ignored_and_reported(layer, name, value,
     source = DYNAMIC_BROKER_CONFIG if layer == "per_broker" else DYNAMIC_DEFAULT_BROKER_CONFIG
     if reason is None:
         assert result.ignored == ()
-        assert (result.values[name].value, result.values[name].source) == (value, source)
+        # reported as Kafka writes the parsed value back (" 12 " -> "12", TRUE -> true, 0x1p-1 -> 0.5)
+        facts = catalogue.lookup(EntityType.BROKERS, name)
+        shown = kafka_text(facts.kafka_type if facts else None, value)
+        assert (result.values[name].value, result.values[name].source) == (shown, source)
     else:
         ((ignored_path, ignored_name, why),) = [(i.entity_path, i.name, i.reason) for i in result.ignored]
         assert (ignored_path, ignored_name) == (path, name) and reason in why, why
@@ -365,15 +407,13 @@ def test_listener_prefixed_value_beats_the_base_in_the_same_layer():
     assert [s.name for s in values["max.connections"].synonyms] == ["max.connections", "max.connections"]
 
 
-def test_base_in_a_higher_layer_beats_a_listener_override_below():
+def test_a_base_key_in_a_higher_layer_does_not_remove_a_listener_override_below():
+    # Kafka merges the layers without matching listener overrides: the static override stays.
     values = broker(None, {"max.connections": "7"}, {"listener.name.internal.max.connections": "50"}).values
     prefixed = values["listener.name.internal.max.connections"]
-    assert (prefixed.value, prefixed.source) == ("7", DYNAMIC_DEFAULT_BROKER_CONFIG)
-    assert [s.source for s in prefixed.synonyms] == [
-        DYNAMIC_DEFAULT_BROKER_CONFIG,
-        STATIC_BROKER_CONFIG,
-        DEFAULT_CONFIG,
-    ]
+    assert (prefixed.value, prefixed.source) == ("50", STATIC_BROKER_CONFIG)
+    assert [s.source for s in prefixed.synonyms] == [STATIC_BROKER_CONFIG, DEFAULT_CONFIG]
+    assert values["max.connections"].value == "7"
 
 
 def test_listener_mechanism_prefixed_password_is_sensitive_and_uses_its_base():
@@ -445,8 +485,16 @@ def test_topic_key_follows_each_broker_synonym(layer, topic_key, server_key, con
     ).values
     result = resolve_topic("orders", {}, values)[topic_key]
     expected = str(int(raw) * FACTORS[conversion]) if conversion != "identity" else raw
-    assert (result.value, result.source) == (expected, source)
-    assert result.synonyms[0] == syn(server_key, raw, source)
+    if server_key == TOPIC_KEYS[topic_key].broker_synonyms[0][0]:
+        assert (result.value, result.source) == (
+            kafka_text(BROKER_KEYS[server_key].kafka_type, expected),
+            source,
+        )
+        assert result.synonyms[0] == syn(server_key, raw, source)
+    else:
+        # Kafka lists a topic key's synonyms from its primary server key on (dropWhile): a
+        # secondary one (log.retention.hours for retention.ms) gives the value but no source.
+        assert (result.value, result.source, result.synonyms) == (expected, DEFAULT_CONFIG, ())
     # Overriding the topic beats the broker value and lists the override first.
     top = resolve_topic("orders", {topic_key: "override"}, values)[topic_key]
     assert (top.value, top.source) == ("override", DYNAMIC_TOPIC_CONFIG)
@@ -505,7 +553,7 @@ def test_topic_retention_chain_with_every_layer():
     static_only = resolve_topic("orders", {}, broker(static={"log.retention.minutes": "2"}).values)[
         "retention.ms"
     ]
-    assert (static_only.value, static_only.source) == ("120000", STATIC_BROKER_CONFIG)
+    assert (static_only.value, static_only.source) == ("120000", DEFAULT_CONFIG)
 
 
 def test_topic_resolution_with_a_plain_dict_matches_and_fallbacks_are_shared():
@@ -714,10 +762,15 @@ layer_values = st.dictionaries(st.sampled_from(RETENTION), st.integers(-1, 10**6
 )
 def test_property_lower_layer_never_changes_a_decided_broker_value(layers, extra):
     before = broker(*layers).values
-    decided = (
-        LAYER_SOURCES.index(before["log.retention.ms"].source)
-        if before["log.retention.ms"].source in LAYER_SOURCES
-        else 3
+    # The deciding layer: the highest that sets a synonym Kafka keeps (the dynamic layers may
+    # only set log.retention.ms; minutes and hours there are dropped as read-only).
+    decided = next(
+        (
+            index
+            for index, layer in enumerate(layers)
+            if any(key in layer for key in (RETENTION if index == 2 else RETENTION[:1]))
+        ),
+        3,
     )
     layer, name, value = extra
     if layer <= decided:
@@ -727,11 +780,12 @@ def test_property_lower_layer_never_changes_a_decided_broker_value(layers, extra
     grown = [dict(x) for x in layers]
     grown[layer][name] = value
     after = broker(*grown).values
+    # Values never move; a reported source may (Kafka lists a lower layer's own-name synonym).
     for key in RETENTION:
-        assert (after[key].value, after[key].source) == (before[key].value, before[key].source)
+        assert after[key].value == before[key].value
     topic_before = resolve_topic("t", {}, before)["retention.ms"]
     topic_after = resolve_topic("t", {}, after)["retention.ms"]
-    assert (topic_after.value, topic_after.source) == (topic_before.value, topic_before.source)
+    assert topic_after.value == topic_before.value
 
 
 @settings(max_examples=200, deadline=None)

@@ -321,7 +321,9 @@ def test_update_modes_agree_with_kafka_lists() -> None:
     assert per_broker == PER_BROKER_ONLY
     brokers = catalogue.keys(EntityType.BROKERS)
     assert sum(k.update_mode == "cluster-wide" for k in brokers.values()) == 55
-    assert sum(k.update_mode == "read-only" for k in brokers.values()) == 225
+    assert (
+        sum(k.update_mode == "read-only" for k in brokers.values()) == 226
+    )  # + alter.config.policy.kraft.compatibility.enable
 
 
 @pytest.mark.parametrize("name", sorted(PER_BROKER_ONLY | LISTENER_CLUSTER_WIDE))
