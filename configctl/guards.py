@@ -8,8 +8,12 @@
   per-broker config needs that broker down, a ``<default>`` one every broker down. configctl
   follows Kafka unless the operator says ``--allow-running-brokers`` (its listeners validate as
   they apply, and report what they refuse).
+* An IP entity whose name is neither an IP address nor a host name that resolves: Kafka 3.9's
+  ``kafka-configs.sh`` and its brokers (``DynamicConfig.Ip.isValidIpEntity``) refuse it, since a
+  broker could never match a connection to it (a real broker shows it in ``tests/kafka``).
 
-Pure: the registrations are read by :mod:`configctl.zk.registrations`.
+Pure: the registrations are read by :mod:`configctl.zk.registrations`, names resolved by
+:mod:`configctl.ips`.
 """
 
 from __future__ import annotations
@@ -25,10 +29,16 @@ def refusals(
     running_brokers: set[int] | None,
     existing_topics: set[str] | None,
     allow_running_brokers: bool = False,
+    unresolved_ips: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> list[str]:
     """One sentence per entity Kafka would not let this write touch (empty: go ahead)."""
     problems = []
     for entity in entities:
+        if entity.type is EntityType.IPS and entity.name in unresolved_ips:
+            problems.append(
+                f"the entity name for ips must be a valid IP or resolvable host, but {entity.name!r} "
+                "does not resolve here (Kafka refuses it too)"
+            )
         if (
             entity.type is EntityType.TOPICS
             and existing_topics is not None

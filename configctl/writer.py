@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kazoo.retry import ForceRetryError, RetryFailedError
 
-from configctl import catalogue, guards, impact, interrupted, secrets, validation
+from configctl import catalogue, guards, impact, interrupted, ips, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
@@ -181,6 +181,11 @@ def check_kafka_rules(
     topics = [e.name for e in entities if e.type is EntityType.TOPICS]
     problems = guards.refusals(
         entities,
+        unresolved_ips={
+            e.name
+            for e in entities
+            if e.type is EntityType.IPS and not e.is_default and ips.resolve(e.name) is None
+        },
         running_brokers=registrations.running_brokers(store.session)
         if any(e.type is EntityType.BROKERS for e in entities)
         else None,

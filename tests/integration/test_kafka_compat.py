@@ -188,6 +188,13 @@ def test_ip_entities_may_be_host_names_that_resolve(zk_connect, zk):
         zk_connect, "alter", "--ip", "host_with_underscore", "--add-config", "connection_creation_rate=4"
     )
     assert bad.returncode == 1
+    # a well-formed name that does not resolve: refused as Kafka refuses it (tests/kafka/test_vectors.py)
+    before = zk.get_children("/config/ips")
+    unresolved = cli(
+        zk_connect, "alter", "--ip", "no-such-host.invalid", "--add-config", "connection_creation_rate=4"
+    )
+    assert unresolved.returncode == 1 and "does not resolve" in unresolved.stderr
+    assert unresolved.stderr.count("\n") == 1 and zk.get_children("/config/ips") == before
 
 
 # -- KafkaConfig.validateValues: cross-key rules on the merged config ------------------------------
