@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kazoo.retry import ForceRetryError, RetryFailedError
-
 from configctl import catalogue, guards, impact, interrupted, ips, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
-from configctl.zk import registrations, retry
+from configctl.zk import retry
 from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, Stored
 from configctl.zk.errors import VersionConflict
 
@@ -159,7 +157,7 @@ def alter(
                 raise Conflict(
                     f"{entity.display} changed while writing (--if-version {if_version}); nothing written"
                 ) from None
-            raise ForceRetryError() from None
+            raise retry.RetryNow() from None
         except CommitInterrupted as exc:
             # raises unless the write is known to have landed
             interrupted.settle(store, [write], [], exc.unknown, exc.error)
@@ -168,7 +166,7 @@ def alter(
 
     try:
         return retry.conflict_retry(max_attempts)(attempt)
-    except RetryFailedError:
+    except retry.RetriesExhausted:
         raise Conflict(
             f"{entity.display} kept changing under {max_attempts} attempts; nothing written"
         ) from None
@@ -186,10 +184,10 @@ def check_kafka_rules(
             for e in entities
             if e.type is EntityType.IPS and not e.is_default and ips.resolve(e.name) is None
         },
-        running_brokers=registrations.running_brokers(store.session)
+        running_brokers=store.running_brokers()
         if any(e.type is EntityType.BROKERS for e in entities)
         else None,
-        existing_topics=registrations.existing_topics(store.session, topics) if topics else None,
+        existing_topics=store.existing_topics(topics) if topics else None,
         allow_running_brokers=allow_running_brokers,
     )
     if problems:

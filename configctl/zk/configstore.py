@@ -37,6 +37,7 @@ from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNo
 from configctl.entities import CONFIG_ROOT, Entity, EntityType
 from configctl.errors import InvalidInput, PermissionDenied, ZooKeeperUnavailable, one_line
 from configctl.migration import CONTROLLER_EPOCH_PATH, OWNER_PATHS, MetadataOwner, metadata_owner
+from configctl.zk import registrations
 from configctl.zk.connection import ConnectionSettings
 from configctl.zk.errors import LOST, VersionConflict, translate_errors
 from configctl.zk.session import ZkSession
@@ -253,6 +254,14 @@ class ConfigStore:
                     raise InvalidInput(f"{entity.znode} holds a malformed config: {exc}") from None
                 result.append(Stored(entity, {}, stat.version, problem=str(exc)))
         return result
+
+    def running_brokers(self) -> set[int] | None:
+        """The ids of the Kafka brokers registered now; None when no Kafka ever registered here."""
+        return registrations.running_brokers(self.session)
+
+    def existing_topics(self, names: Iterable[str]) -> set[str] | None:
+        """Which of ``names`` Kafka created; None when the cluster registers no topics."""
+        return registrations.existing_topics(self.session, names)
 
     def last_written(self, entity: Entity) -> Stored | None:
         """The config and version this store itself last committed for ``entity``, if any."""

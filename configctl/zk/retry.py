@@ -12,7 +12,12 @@ with jitter, a deadline, an interrupt hook):
 
 from __future__ import annotations
 
-from kazoo.retry import KazooRetry
+from kazoo.retry import ForceRetryError, KazooRetry, RetryFailedError
+
+RetryNow = ForceRetryError
+"""Raised inside a retried callable to ask for another try (a lost race, say)."""
+RetriesExhausted = RetryFailedError
+"""Raised by a policy once its tries or its deadline are used up."""
 
 CONFLICT_ATTEMPTS = 200
 
