@@ -69,11 +69,27 @@ def _summary(entry: HistoryRecord) -> str:
     return " ".join(f"{marks[c.kind]}{c.name}" for c in changes) or "(no key changed)"
 
 
+def _records_current(entry: HistoryRecord, current: Stored) -> bool:
+    """Whether ``entry`` (the newest record) is what the entity holds now.
+
+    Only configctl's own writes are recorded: kafka-configs.sh, the Admin API and Kafka itself
+    (a topic created or deleted, an emptied quota node removed) write beside it. The newest
+    record is current only if the node is still at its version with its config; a node deleted
+    and created again starts at version 0 again, so the version alone would claim an old record.
+    """
+    if entry.version != current.version:
+        return False
+    if not current.exists or entry.config is None:
+        return True
+    return entry.config == current.config
+
+
 @dataclass(frozen=True)
 class HistoryView:
     entity: Entity
     entries: list[HistoryRecord]
     current: Stored
+    newest: HistoryRecord | None = None  # the newest record, also when --limit leaves it out
 
     def to_json(self) -> list[dict[str, Any]]:
         return [history_json(self.entity, entry) for entry in self.entries]
@@ -81,22 +97,46 @@ class HistoryView:
     def render(self, out: Console) -> None:
         label = safe(entity_label(self.entity))
         path = safe(self.entity.path)
+        newest = self.newest if self.newest is not None else (self.entries[0] if self.entries else None)
+        outside = self._written_outside(newest)
         if not self.entries:
             out.print(f"No history recorded for {label} ({path}).")
+            if outside:
+                out.print(outside)
             return
+        current = newest is not None and not outside and self.current.exists
         table = Table(title=f"History of {label} ({path})", title_justify="left", show_edge=False)
         for column in ("version", "time", "identity", "reason", "changes"):
             table.add_column(column, overflow="fold")
         for entry in self.entries:
-            version = f"{entry.version}" + (" *" if entry.version == self.current.version else "")
+            version = f"{entry.version}" + (" *" if current and entry is newest else "")
             table.add_row(
                 version, _when(entry.time_ms), safe(entry.identity), safe(entry.reason), safe(_summary(entry))
             )
         out.print(table)
-        if self.current.exists:
+        if outside:
+            out.print(outside)
+        elif current:
             out.print(
                 f"[dim]* current version ({self.current.version}). Undo with: configctl rollback ... --to N[/]"
             )
+
+    def _written_outside(self, newest: HistoryRecord | None) -> str:
+        """A line saying the entity's current state was not written by configctl ('' if it was)."""
+        if newest is not None and _records_current(newest, self.current):
+            return ""
+        if self.current.exists:
+            return (
+                f"The current config (version {self.current.version}) was written outside configctl "
+                "(kafka-configs.sh, the Admin API or another tool): it is not in this history; "
+                "configctl describe shows it."
+            )
+        if newest is not None:
+            return (
+                "The config node does not exist now: it was deleted outside configctl "
+                "(kafka-configs.sh, the Admin API or Kafka itself) after the newest record."
+            )
+        return ""
 
 
 @click.command(cls=EntityCommand)
@@ -115,7 +155,8 @@ def history(ctx: click.Context, limit: int | None, **kwargs: Any) -> None:
     with open_store() as store:
         entries = store.history(entity)
         current = store.read(entity, strict=False)
-    show(HistoryView(entity, entries[:limit] if limit is not None else entries, current))
+    newest = entries[0] if entries else None
+    show(HistoryView(entity, entries[:limit] if limit is not None else entries, current, newest))
 
 
 @dataclass
