@@ -5,7 +5,9 @@ and *no* plain ``clientPort``, so a plain-text client finds nothing that speaks 
 certificates are asked for but optional (``ssl.clientAuth=want``); one that is presented must be
 signed by our CA, and the x509 provider turns it into an identity (without that provider ZooKeeper
 would drop every connection that presents one). The JDK's TLS is used (ZooKeeper's default
-``ssl.sslProvider=JDK``): nothing native is needed.
+``ssl.sslProvider=JDK``): nothing native is needed. TLS 1.3 and 1.2 are accepted: ZooKeeper 3.9
+alone would accept 1.3 only, and a Kafka broker's ZooKeeper client offers only 1.2 unless told
+otherwise (``zookeeper.ssl.protocol`` defaults to ``TLSv1.2``), so it could not connect.
 
 SASL: the SASL provider, and ``enforce.auth`` (ZooKeeper 3.7+) so a session that has not logged in
 with SASL is closed at its first request instead of reading whatever the world may read.
@@ -62,6 +64,7 @@ class Security:
                 f"ssl.trustStore.location={self.tls.ca}",
                 "ssl.trustStore.type=PEM",
                 "ssl.clientAuth=want",
+                "ssl.enabledProtocols=TLSv1.3,TLSv1.2",  # Kafka's ZooKeeper client: TLSv1.2 by default
                 f"authProvider.x509={X509_PROVIDER}",
             ]
         if self.sasl is not None:
