@@ -96,6 +96,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("zk-sasl-password-file", "CONFIGCTL_ZK_SASL_PASSWORD_FILE", "file", None, "FILE",
             "The SASL user's password, read from FILE (or give it in CONFIGCTL_ZK_SASL_PASSWORD)."),
     Setting("zk-sasl-password", "CONFIGCTL_ZK_SASL_PASSWORD", "secret"),
+    Setting("bootstrap-server", "CONFIGCTL_BOOTSTRAP_SERVER", "text", None, "HOST:PORT[,HOST:PORT]",
+            "Kafka brokers to ask through the Admin API (as kafka-configs.sh --bootstrap-server)."),
+    Setting("command-config", "CONFIGCTL_COMMAND_CONFIG", "file", None, "FILE",
+            "Kafka client properties for --bootstrap-server (security.protocol, sasl.*, ssl.truststore.*)."),
 )  # fmt: skip
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
 PROFILE_KEYS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.flag is not None)
@@ -205,6 +209,27 @@ class GlobalSettings:
         """True when a flag, the environment or a profile named a ZooKeeper (not the default):
         the audit consults ZooKeeper only then."""
         return self._given("zookeeper")
+
+    @property
+    def bootstrap_server(self) -> str | None:
+        """The Kafka brokers to ask through the Admin API, or None (checked by the Admin API edge)."""
+        value = self.entries["bootstrap-server"].value
+        return str(value).strip() or None if value else None
+
+    @property
+    def command_config(self) -> Path | None:
+        """The Kafka client properties file for ``--bootstrap-server``, or None."""
+        path = self._file("command-config")
+        return Path(path) if path else None
+
+    def kafka_admin_target(self) -> tuple[str, Path | None]:
+        """``(bootstrap, command_config)`` for a command that must ask the brokers; a one-line error without."""
+        bootstrap = self.bootstrap_server
+        if bootstrap is None:
+            raise InvalidInput(
+                "this needs Kafka brokers to ask: give --bootstrap-server HOST:PORT (or CONFIGCTL_BOOTSTRAP_SERVER)"
+            )
+        return bootstrap, self.command_config
 
     @property
     def output(self) -> str:

@@ -28,6 +28,7 @@ from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import KafkaUnavailable, refusal, translate_errors
 from configctl.adminapi.reported import ReportedConfig, ReportedSynonym, quota_text
 from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.errors import InvalidInput
 
 # Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
 _TOPIC, _BROKER = 2, 4
@@ -103,34 +104,45 @@ class KafkaAdmin:
         """Every config of ``topic`` as the cluster reports it (the topic must exist)."""
         return self._describe(_TOPIC, topic, keys, node_id=None, what=f"topic {topic}")
 
+    def topic_names(self) -> list[str]:
+        """Every topic the cluster's metadata lists (internal topics included), sorted."""
+        with translate_errors("list the topics", self.bootstrap):
+            return sorted(self._admin.list_topics())
+
+    def describe_topics(
+        self, topics: Iterable[str], node_id: int | None = None
+    ) -> dict[str, dict[str, ReportedConfig]]:
+        """Every config of each topic, in one request, as broker ``node_id`` (or any) reports them."""
+        names = list(topics)
+        if not names:
+            return {}
+        return self._describe_many(_TOPIC, names, node_id, f"describe {len(names)} topics")
+
     def _describe(
         self, kind: int, name: str, keys: Iterable[str] | None, node_id: int | None, what: str
     ) -> dict[str, ReportedConfig]:
+        return self._describe_many(kind, [name], node_id, f"describe the configs of {what}", keys)[name]
+
+    def _describe_many(
+        self,
+        kind: int,
+        names: list[str],
+        node_id: int | None,
+        what: str,
+        keys: Iterable[str] | None = None,
+    ) -> dict[str, dict[str, ReportedConfig]]:
+        wanted = list(keys) if keys is not None else None
         request = DescribeConfigsRequest(
-            resources=[(kind, name, list(keys) if keys is not None else None)],
-            include_synonyms=True,
-            min_version=1,
+            resources=[(kind, name, wanted) for name in names], include_synonyms=True, min_version=1
         )
-        response = self._send(request, node_id, f"describe the configs of {what}")
-        (result,) = response.results
-        problem = refusal(result.error_code, result.error_message, f"describe the configs of {what}")
-        if problem is not None:
-            raise problem
-        configs: dict[str, ReportedConfig] = {}
-        for entry in result.configs:
-            raw = entry.to_dict()
-            configs[raw["name"]] = ReportedConfig(
-                name=raw["name"],
-                value=raw["value"],
-                source=_SOURCES.get(raw.get("config_source", 0), "UNKNOWN"),
-                sensitive=bool(raw.get("is_sensitive")),
-                read_only=bool(raw.get("read_only")),
-                synonyms=tuple(
-                    ReportedSynonym(s["name"], s["value"], _SOURCES.get(s["source"], "UNKNOWN"))
-                    for s in raw.get("synonyms") or ()
-                ),
-            )
-        return configs
+        response = self._send(request, node_id, what)
+        answers: dict[str, dict[str, ReportedConfig]] = {}
+        for result in response.results:
+            problem = refusal(result.error_code, result.error_message, f"{what} ({result.resource_name})")
+            if problem is not None:
+                raise problem
+            answers[result.resource_name] = _reported_configs(result.configs)
+        return answers
 
     def alter_broker(
         self,
@@ -196,6 +208,24 @@ class KafkaAdmin:
             return {value.key: quota_text(value.value) for value in entry.values}
         return {}
 
+    def all_client_quotas(self, node_id: int | None = None) -> dict[Entity, dict[str, str]]:
+        """Every quota and IP entity with what is stored for it, as broker ``node_id`` (or any) reports."""
+        request = DescribeClientQuotasRequest(components=[], strict=False)
+        response = self._send(request, node_id, "describe every client quota")
+        problem = refusal(response.error_code, response.error_message, "describe every client quota")
+        if problem is not None:
+            raise problem
+        found: dict[Entity, dict[str, str]] = {}
+        for entry in response.entries or ():
+            names = {part.entity_type: part.entity_name for part in entry.entity}
+            try:
+                entity = _quota_entity(names)
+            except InvalidInput:  # a name Kafka stored that no entity can have: not ours to report
+                continue
+            if entity is not None:
+                found[entity] = {value.key: quota_text(value.value) for value in entry.values}
+        return found
+
     def scram_credentials(self, user: str) -> dict[str, int]:
         """The SCRAM mechanisms ``user`` has, with their iteration counts (never a secret)."""
         request = DescribeUserScramCredentialsRequest(users=[(user,)])
@@ -210,6 +240,36 @@ class KafkaAdmin:
             for info in result.credential_infos:
                 found[_SCRAM.get(info.mechanism, str(info.mechanism))] = info.iterations
         return found
+
+
+def _reported_configs(entries: Iterable[Any]) -> dict[str, ReportedConfig]:
+    configs: dict[str, ReportedConfig] = {}
+    for entry in entries:
+        raw = entry.to_dict()
+        configs[raw["name"]] = ReportedConfig(
+            name=raw["name"],
+            value=raw["value"],
+            source=_SOURCES.get(raw.get("config_source", 0), "UNKNOWN"),
+            sensitive=bool(raw.get("is_sensitive")),
+            read_only=bool(raw.get("read_only")),
+            synonyms=tuple(
+                ReportedSynonym(s["name"], s["value"], _SOURCES.get(s["source"], "UNKNOWN"))
+                for s in raw.get("synonyms") or ()
+            ),
+        )
+    return configs
+
+
+def _quota_entity(names: Mapping[str, str | None]) -> Entity | None:
+    """The entity a DescribeClientQuotas answer names (a null name is the default entity)."""
+    plain = {kind: "" if name is None else name for kind, name in names.items()}
+    if "ip" in plain:
+        return Entity.named(EntityType.IPS, plain["ip"])
+    if "user" in plain:
+        return Entity.named(EntityType.USERS, plain["user"], plain.get("client-id"))
+    if "client-id" in plain:
+        return Entity.named(EntityType.CLIENTS, plain["client-id"])
+    return None
 
 
 def same_address(reported: str | None, name: str) -> bool:

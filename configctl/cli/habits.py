@@ -27,9 +27,7 @@ _ENTITY_OPTIONS = {
 }
 _ALTER_OPTIONS = {"--add-config", "--add-config-file", "--delete-config"}
 _NOT_ZOOKEEPER = {
-    "--bootstrap-server": "configctl works on ZooKeeper-mode clusters through ZooKeeper: use --zookeeper HOST:PORT",
     "--bootstrap-controller": "configctl works on ZooKeeper-mode clusters through ZooKeeper: use --zookeeper HOST:PORT",
-    "--command-config": "give credentials with --zk-auth, --zk-sasl or a --profile (see configctl config show)",
     "--zk-tls-config-file": "configctl takes --zk-tls, --zk-tls-ca, --zk-tls-cert, --zk-tls-key (or a --profile) "
     "instead of a ZooKeeper client properties file",
 }

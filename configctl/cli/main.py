@@ -54,6 +54,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "configctl.cli.status:status",
         "Show every broker: live or not, the change it applied, how far behind, and its problems.",
     ),
+    "snapshot": (
+        "configctl.cli.snapshot:snapshot",
+        "Ask every broker (--bootstrap-server) what it runs and write its snapshot lines for the audit.",
+    ),
     "rollout": (
         "configctl.cli.rollout:rollout",
         "Canary and wave rollouts: list them, show one, and finish one whose process died.",

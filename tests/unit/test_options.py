@@ -250,9 +250,19 @@ def test_every_setting_has_a_variable_and_every_option_a_profile_key() -> None:
         ),
         ("--alter", ["alter", "--alter"], "alter", "`configctl alter` already says what to do: drop --alter"),
         ("--alter", ["history", "--alter"], "history", "try `configctl alter ...`"),
-        ("--bootstrap-server", ["--bootstrap-server", "b:9092"], None, "--bootstrap-server is not supported"),
-        ("--x", ["describe", "--bootstrap-server=b:9092", "--x"], "describe", "use --zookeeper HOST:PORT"),
-        ("--command-config", ["--command-config", "f"], None, "--zk-auth, --zk-sasl or a --profile"),
+        (
+            "--bootstrap-controller",
+            ["--bootstrap-controller", "b:9093"],
+            None,
+            "--bootstrap-controller is not supported",
+        ),
+        (
+            "--x",
+            ["describe", "--bootstrap-controller=b:9093", "--x"],
+            "describe",
+            "use --zookeeper HOST:PORT",
+        ),
+        ("--zk-tls-config-file", ["--zk-tls-config-file", "f"], None, "--zk-tls, --zk-tls-ca"),
     ],
 )
 def test_habit_hints(option: str, argv: list[str], subcommand: str | None, expected: str) -> None:
@@ -277,8 +287,11 @@ def test_hints_never_echo_the_command_line() -> None:
             "configctl alter",
         ),
         (["--describe", "--entity-type", "topics"], "configctl describe"),
-        (["--bootstrap-server", "localhost:9092", "--describe", "--entity-type", "topics"], "--zookeeper"),
-        (["describe", "--bootstrap-server", "localhost:9092", "--topic", "t"], "not supported"),
+        (
+            ["--bootstrap-controller", "localhost:9093", "--describe", "--entity-type", "topics"],
+            "--zookeeper",
+        ),
+        (["describe", "--bootstrap-controller", "localhost:9093", "--topic", "t"], "not supported"),
     ],
 )
 def test_habits_through_the_cli(args: list[str], expected: str) -> None:
@@ -314,7 +327,10 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
             "zk-tls-key-password-file": str(root / place / "key.pw"),
             "zk-sasl": f"digest:{place}-user",
             "zk-sasl-password-file": str(root / place / "sasl.pw"),
+            "bootstrap-server": f"{place}-kafka:{9090 + index}",
+            "command-config": str(root / place / "client.properties"),
         }
+        (root / place / "client.properties").write_text("security.protocol=PLAINTEXT\n")
     return values
 
 
