@@ -56,6 +56,7 @@ class KafkaFleet:
     connect: str
     env: dict[str, str] = field(default_factory=dict)
     listeners: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    zk_server: LocalZooKeeper | None = None  # the fleet's own ZooKeeper, when a test may kill its nodes
 
     @property
     def bootstrap(self) -> str:
@@ -158,22 +159,21 @@ def kafka_one(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactor
 
 
 @pytest.fixture(scope="module")
-def kafka_ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaFleet]:
-    """Brokers 1-3 on a 3-node ZooKeeper ensemble of their own, each with its configctl listener."""
-    from conftest import _ENSEMBLE_START_TIMEOUT, _start_server
+def kafka_ensemble(
+    _zk_ensemble_servers: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[KafkaFleet]:
+    """Brokers 1-3 on the module's 3-node ZooKeeper ensemble, each with its configctl listener.
 
-    servers = _start_server(
-        tmp_path_factory.mktemp("kafka-ensemble-zk"), nodes=3, timeout=_ENSEMBLE_START_TIMEOUT
-    )
+    The ensemble is tests/conftest.py's (``from conftest import`` here would find this file).
+    """
+    servers = _zk_ensemble_servers
+    work = tmp_path_factory.mktemp("kafka-ensemble")
+    fleet_ = _start_fleet(work, ClientSettings(f"{servers.connect_string}/kafka"), 3)
+    fleet_.zk_server = servers
     try:
-        work = tmp_path_factory.mktemp("kafka-ensemble")
-        fleet_ = _start_fleet(work, ClientSettings(f"{servers.connect_string}/kafka"), 3)
-        try:
-            yield fleet_
-        finally:
-            fleet_.stop()
+        yield fleet_
     finally:
-        servers.stop()
+        fleet_.stop()
 
 
 @pytest.fixture(scope="session")
