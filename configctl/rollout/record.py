@@ -22,6 +22,7 @@ from typing import Any
 
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
+from configctl.store import version_after
 from configctl.znodes import RolloutZNode
 
 FORMAT = "configctl-rollout/1"
@@ -137,7 +138,7 @@ class Undo:
         it stays, one version on: both are what the write left.
         """
         if self.written_version < 0:
-            return version is None or version == self.previous_version + 1
+            return version is None or version == version_after(self.previous_version)
         return version == self.written_version
 
 

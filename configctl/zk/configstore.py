@@ -29,7 +29,6 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNodeError, RolledBackError
@@ -37,9 +36,20 @@ from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNo
 from configctl.entities import CONFIG_ROOT, Entity, EntityType
 from configctl.errors import InvalidInput, PermissionDenied, ZooKeeperUnavailable, one_line
 from configctl.migration import CONTROLLER_EPOCH_PATH, OWNER_PATHS, MetadataOwner, metadata_owner
+from configctl.store import (
+    Capabilities,
+    Change,
+    CommitInterrupted,
+    Committed,
+    NodeOp,
+    Notification,
+    Stored,
+    VersionConflict,
+    version_after,
+)
 from configctl.zk import registrations
 from configctl.zk.connection import ConnectionSettings
-from configctl.zk.errors import LOST, VersionConflict, translate_errors
+from configctl.zk.errors import LOST, translate_errors
 from configctl.zk.session import ZkSession
 from configctl.znodes import (
     CHANGES_PATH,
@@ -68,93 +78,6 @@ CLEANED_TYPES = (EntityType.USERS, EntityType.CLIENTS, EntityType.IPS)
 
 
 @dataclass(frozen=True)
-class Stored:
-    """An entity's config as it is in ZooKeeper; ``version`` is -1 when the node does not exist.
-
-    ``problem`` says why a node that exists could not be read as a Kafka config (``config`` is
-    then empty): such a node is reported, and only replaced on an explicit request.
-    """
-
-    entity: Entity
-    config: dict[str, str]
-    version: int
-    problem: str | None = None
-
-    @property
-    def exists(self) -> bool:
-        return self.version >= 0
-
-
-@dataclass(frozen=True)
-class Change:
-    """One entity's new config, to be written only if the node still has ``expected_version``.
-
-    A rollout that undoes its own writes restores a node's exact previous bytes, which Kafka or
-    another tool may have encoded differently: ``exact`` is then written as is (``config`` is
-    what it decodes to, for the history record), and ``remove_node`` deletes a node that did not
-    exist before.
-    """
-
-    entity: Entity
-    config: dict[str, str]
-    expected_version: int
-    previous: dict[str, str] = field(default_factory=dict)
-    exact: bytes | None = None
-    remove_node: bool = False
-
-    @cached_property
-    def data(self) -> bytes:
-        """The bytes the config node gets (encoded once: the size check and the write both need them)."""
-        return self.exact if self.exact is not None else encode_entity_config(self.config)
-
-
-@dataclass(frozen=True)
-class NodeOp:
-    """A node outside ``/config`` written in the same multi as configs, so both land or neither does
-    (a rollout's record, its claims on entities, the owner of a running rollout).
-
-    ``action`` is ``create`` (``ephemeral`` for a node that lives with this session), ``set`` and
-    ``delete`` (checked against ``version``; -1 is any) or ``check`` (the node is at ``version``).
-    """
-
-    action: str
-    path: str
-    data: bytes = b""
-    version: int = -1
-    ephemeral: bool = False
-
-
-@dataclass(frozen=True)
-class Committed:
-    entity: Entity
-    version: int
-    change_number: int | None
-
-
-@dataclass(frozen=True)
-class Notification:
-    """A change notification node: its name and change number."""
-
-    name: str
-    number: int
-
-
-class CommitInterrupted(Exception):
-    """The connection went away with transactions in flight: ``unknown`` may or may not have landed.
-
-    ``committed`` were confirmed before that; ``not_sent`` were never sent. The write path turns
-    this into :class:`configctl.errors.PartiallyWritten` or, after re-reading, a plain answer.
-    """
-
-    def __init__(
-        self, committed: list[Committed], unknown: list[Change], not_sent: list[Change], cause: str
-    ) -> None:
-        super().__init__(cause)
-        self.committed, self.unknown, self.not_sent, self.cause = committed, unknown, not_sent, cause
-        self.error = ZooKeeperUnavailable(f"lost the connection to ZooKeeper while writing configs ({cause})")
-
-
-@dataclass(frozen=True)
 class _Reads:
     """What a multi needs to know before it is built: missing history directories, and the empty
     quota nodes (with their emptied parents) to delete rather than keep, as Kafka 3.5+ does."""
@@ -178,8 +101,24 @@ class _Prepared:
     """The multi's first operation checks ``/controller_epoch`` (see :class:`_Reads`)."""
 
 
+CAPABILITIES = Capabilities(
+    versioned_writes=True,
+    extra_nodes=True,
+    watches=True,
+    history=True,
+    notifications=True,
+    fleet_state=True,
+    rollout_records=True,
+)
+"""ZooKeeper does everything :class:`configctl.store.Capabilities` names: znode versions, multis,
+watches, and configctl's own nodes beside Kafka's."""
+
+
 class ConfigStore:
-    """Reads and writes of entity configs, notifications and history, over one :class:`ZkSession`."""
+    """Reads and writes of entity configs, notifications and history, over one :class:`ZkSession`.
+
+    The ZooKeeper implementation of :class:`configctl.store.ConfigStore`.
+    """
 
     def __init__(
         self,
@@ -226,6 +165,19 @@ class ConfigStore:
     @property
     def timeout(self) -> float:
         return self.session.timeout
+
+    @property
+    def kind(self) -> str:
+        return "zookeeper"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    @property
+    def location(self) -> str:
+        """ZooKeeper's connect string (with its chroot)."""
+        return self.session.connect
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -389,7 +341,7 @@ class ConfigStore:
         found = self.session.get_many([c.entity.znode for c in changes])
         yes, no = [], []
         for change, node in zip(changes, found, strict=True):
-            expected_version = 0 if change.expected_version < 0 else change.expected_version + 1
+            expected_version = version_after(change.expected_version)
             removed = (
                 node is None
                 and (change.remove_node or (not change.config and change.exact is None))
@@ -487,10 +439,10 @@ class ConfigStore:
                 new_version = -1
             elif change.expected_version < 0:
                 transaction.create(entity.znode, data, acl=acls.acl_for(entity.znode))
-                new_version = 0
+                new_version = version_after(change.expected_version)
             else:
                 transaction.set_data(entity.znode, data, version=change.expected_version)
-                new_version = change.expected_version + 1
+                new_version = version_after(change.expected_version)
             notification_ops.append(len(transaction.operations))
             transaction.create(
                 NOTIFICATION_PATH_PREFIX,
@@ -559,10 +511,7 @@ class ConfigStore:
         committed = []
         for index, change in zip(prepared.notification_ops, changes, strict=True):
             notification_path = results[index]
-            if change.entity in prepared.removals:
-                new_version = -1
-            else:
-                new_version = 0 if change.expected_version < 0 else change.expected_version + 1
+            new_version = -1 if change.entity in prepared.removals else version_after(change.expected_version)
             committed.append(
                 Committed(change.entity, new_version, change_number(notification_path.rsplit("/", 1)[1]))
             )

@@ -25,13 +25,10 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import RetryFailedError
 
 from configctl.errors import PermissionDenied, ZooKeeperUnavailable
+from configctl.store import VersionConflict as VersionConflict  # the store's vocabulary, named here too
 
 LOST = (ConnectionLoss, SessionExpiredError, KazooTimeoutError, OperationTimeoutError, RetryFailedError)
 """The connection went away: whatever was in flight may or may not have reached the server."""
-
-
-class VersionConflict(Exception):
-    """A version-checked write found the node moved (someone else wrote first); nothing was written."""
 
 
 @contextlib.contextmanager
