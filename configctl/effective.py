@@ -26,8 +26,8 @@ from configctl.errors import InvalidInput, NotFound
 from configctl.handlers import BrokerView, handler_for
 from configctl.handlers.base import Problem
 from configctl.precedence import EffectiveValue, Ignored
-from configctl.zk.configstore import ConfigStore, Stored
-from configctl.znodes import CHANGES_PATH, BrokerStateZNode, decode_notification
+from configctl.store import ConfigStore, Stored
+from configctl.znodes import BrokerStateZNode
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,8 @@ class EffectiveReport:
 
 def published_state(store: ConfigStore, broker_id: int) -> dict[str, Any]:
     """The state broker ``broker_id``'s listener published (NotFound without a running listener)."""
-    state = fleet.broker_state(store.session, broker_id)
+    store.capabilities.require("fleet_state", what="describe --effective")
+    state = fleet.broker_state(store, broker_id)
     if state is None:
         raise NotFound(
             f"broker {broker_id} has no running listener ({BrokerStateZNode.path(broker_id)} is absent), "
@@ -130,13 +131,4 @@ def _pending(store: ConfigStore, last: int | None, paths: set[str]) -> bool:
     newer = [n for n in store.notifications() if last is None or n.number > last]
     if not newer:
         return False
-    found = store.session.get_many([f"{CHANGES_PATH}/{n.name}" for n in newer], node_errors=True)
-    for item in found:
-        if item is None or isinstance(item, Exception):
-            continue
-        try:
-            if decode_notification(item[0]).path in paths:
-                return True
-        except InvalidInput:
-            continue
-    return False
+    return any(path in paths for path in store.notified_paths(newer))

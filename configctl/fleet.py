@@ -4,9 +4,10 @@ A running listener keeps ``/configctl/brokers/<id>`` (ephemeral: it exists while
 session does) with ``last_applied_change`` and its problems; it also keeps a persistent
 ``/configctl/fleet/<id>`` record, so a broker whose listener died is still known. Kafka's own
 ``/brokers/ids`` adds the Kafka brokers. This module is the client side, for the CLI
-(``configctl status``, ``--wait``) and for any other tool: it never decodes nodes itself
-(:mod:`configctl.znodes` and :mod:`configctl.migration` do) and never polls (waiting rides on
-ZooKeeper watches). The status also says who owns the cluster's metadata (``"metadata"``): during a
+(``configctl status``, ``--wait``) and for any other tool: it reads through the store
+(:class:`configctl.store.ConfigStore`; ZooKeeper's reads the nodes in
+:mod:`configctl.zk.fleetstate`), never decodes nodes itself (:mod:`configctl.znodes` and
+:mod:`configctl.migration` do) and never polls (waiting rides on the store's watches). The status also says who owns the cluster's metadata (``"metadata"``): during a
 ZooKeeper-to-KRaft migration every write is refused, and the operator should see why before trying.
 """
 
@@ -23,73 +24,36 @@ from configctl.errors import InvalidInput
 from configctl.handlers import handler_for
 from configctl.handlers.base import KINDS, Problem
 from configctl.migration import MetadataOwner
-from configctl.zk import registrations
-from configctl.zk.configstore import read_metadata_owner
-from configctl.zk.session import ZkSession
-from configctl.znodes import (
-    CHANGES_PATH,
-    NOTIFICATION_PREFIX,
-    BrokerStateZNode,
-    FleetRecordZNode,
-    change_number,
-)
+from configctl.store import ConfigStore
+from configctl.znodes import BrokerStateZNode
 
 APPLIED = "applied"
 PENDING = "pending"
 """Wait statuses: ``applied``, ``pending``, or the problem kind a broker refused the change with."""
 
 
-def broker_state(session: ZkSession, broker_id: int | str) -> dict[str, Any] | None:
+def broker_state(store: ConfigStore, broker_id: int | str) -> dict[str, Any] | None:
     """The state broker ``broker_id``'s listener published, None when no listener runs (or it is unreadable)."""
-    found = session.get(BrokerStateZNode.path(broker_id))
-    if found is None:
-        return None
-    try:
-        return BrokerStateZNode.decode(found[0])
-    except InvalidInput:
-        return None
+    return store.broker_state(broker_id)
 
 
-def broker_states(session: ZkSession) -> dict[int, dict[str, Any]]:
+def broker_states(store: ConfigStore) -> dict[int, dict[str, Any]]:
     """The published state of every running listener, by broker id."""
-    return _documents(session, BrokerStateZNode.ROOT, BrokerStateZNode.path, BrokerStateZNode.decode)
+    return store.broker_states()
 
 
-def fleet_records(session: ZkSession) -> dict[int, dict[str, Any]]:
+def fleet_records(store: ConfigStore) -> dict[int, dict[str, Any]]:
     """Every broker's persistent record (written by its listener, kept when it dies), by broker id."""
-    return _documents(session, FleetRecordZNode.ROOT, FleetRecordZNode.path, FleetRecordZNode.decode)
-
-
-def _documents(
-    session: ZkSession, root: str, path: Callable[[str], str], decode: Callable[[bytes], dict[str, Any]]
-) -> dict[int, dict[str, Any]]:
-    names = [n for n in session.children(root) if n.isdigit()]
-    found = session.get_many([path(n) for n in names], node_errors=True)
-    result = {}
-    for name, node in zip(names, found, strict=True):
-        if node is None or isinstance(node, Exception):
-            continue
-        try:
-            result[int(name)] = decode(node[0])
-        except InvalidInput:
-            continue
-    return result
+    return store.fleet_records()
 
 
 def problems_of(state: Mapping[str, Any]) -> list[Problem]:
     return [Problem.from_json(p) for p in state.get("problems") or () if isinstance(p, Mapping)]
 
 
-def latest_change_number(session: ZkSession) -> int | None:
-    """The newest change notification still in ZooKeeper (None when none is left)."""
-    numbers = []
-    for name in session.children(CHANGES_PATH):
-        if name.startswith(NOTIFICATION_PREFIX):
-            try:
-                numbers.append(change_number(name))
-            except InvalidInput:
-                continue
-    return max(numbers) if numbers else None
+def latest_change_number(store: ConfigStore) -> int | None:
+    """The newest change notification still in the store (None when none is left)."""
+    return store.latest_change_number()
 
 
 # -- status -----------------------------------------------------------------------------------------
@@ -143,13 +107,14 @@ class FleetStatus:
         return next((b for b in self.brokers if b.broker_id == broker_id), None)
 
 
-def status(session: ZkSession) -> FleetStatus:
+def status(store: ConfigStore) -> FleetStatus:
     """Every live listener, and every broker known from ``/configctl/fleet`` or Kafka's ``/brokers/ids``."""
-    states = broker_states(session)
-    records = fleet_records(session)
-    kafka = registrations.running_brokers(session) or set()
-    latest = latest_change_number(session)
-    metadata, _ = read_metadata_owner(session)
+    store.capabilities.require("fleet_state", what="the fleet's status")
+    states = store.broker_states()
+    records = store.fleet_records()
+    kafka = store.running_brokers() or set()
+    latest = store.latest_change_number()
+    metadata = store.metadata_owner()
     applied = [
         s.get("last_applied_change") for s in states.values() if isinstance(s.get("last_applied_change"), int)
     ]
@@ -252,7 +217,7 @@ def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[W
 
 
 def wait(
-    session: ZkSession,
+    store: ConfigStore,
     written: Sequence[Written],
     timeout: float,
     *,
@@ -265,16 +230,17 @@ def wait(
     ``on_update`` is called with every broker's outcome whenever one changes. Returns when every
     broker has an answer or ``timeout`` seconds passed (``timed_out``).
     """
+    store.capabilities.require("watches", "fleet_state", what="waiting for the brokers")
     newest = max((w.change_number for w in written), default=None)
-    ids = sorted(brokers) if brokers is not None else sorted(broker_states(session))
+    ids = sorted(brokers) if brokers is not None else sorted(store.broker_states())
     result = WaitResult(newest)
     if not ids or newest is None:
         return result
     outcomes: dict[int, BrokerOutcome] = {}
     changed = threading.Condition()
 
-    def watcher(broker_id: int) -> Callable[..., bool]:
-        def on_data(data: bytes | None, stat: Any, event: Any = None) -> bool:
+    def watcher(broker_id: int) -> Callable[[bytes | None], bool]:
+        def on_data(data: bytes | None) -> bool:
             state = None
             if data is not None:
                 try:
@@ -290,7 +256,7 @@ def wait(
 
     deadline = time.monotonic() + max(0.0, timeout)
     for i in ids:
-        session.watch_data(BrokerStateZNode.path(i), watcher(i))
+        store.watch_broker_state(i, watcher(i))
     shown: list[BrokerOutcome] = []
     with changed:
         while True:
@@ -305,6 +271,6 @@ def wait(
                 result.timed_out = True
                 break
             changed.wait(remaining)
-    # Each watch stops itself once its callback returns False; the rest die with the session.
+    # Each watch stops itself once its callback returns False; the rest end when the store is closed.
     result.brokers = [outcomes.get(i, BrokerOutcome(i, PENDING, "no answer yet")) for i in ids]
     return result

@@ -132,7 +132,7 @@ def _after(view: BrokerView, writes: Sequence[Write]) -> BrokerView:
 def _read(store: ConfigStore, writes: Sequence[Write]) -> tuple[list, dict[int, dict[str, str]]]:
     """The configs the judged entities' effective values depend on, and each running listener's
     published server.properties."""
-    states = fleet.broker_states(store.session)
+    states = fleet.broker_states(store)
     statics = {
         broker_id: {str(k): str(v) for k, v in state["static_config"].items()}
         for broker_id, state in states.items()

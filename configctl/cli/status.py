@@ -129,7 +129,7 @@ def status(broker_id: int | None) -> None:
       configctl status -o json
     """
     with open_store() as store:
-        found = fleet.status(store.session)
+        found = fleet.status(store)
     if broker_id is not None and found.broker(broker_id) is None:
         raise NotFound(
             f"broker {broker_id} is not known (no listener state, fleet record or Kafka registration)"

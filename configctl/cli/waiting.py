@@ -21,7 +21,7 @@ from rich.table import Table
 from configctl import fleet
 from configctl.cli.render import as_json, safe
 from configctl.errors import BrokersRefused, WaitTimedOut
-from configctl.zk.configstore import Committed, ConfigStore
+from configctl.store import Committed, ConfigStore
 
 DEFAULT_WAIT = 60.0
 _STYLES = {fleet.APPLIED: "green", fleet.PENDING: "yellow"}
@@ -45,11 +45,11 @@ def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -
     """Wait for the live brokers to apply ``committed``, showing their statuses as they arrive."""
     written = [fleet.Written(c.entity, c.change_number) for c in committed if c.change_number is not None]
     if as_json() or not written:
-        return fleet.wait(store.session, written, timeout)
+        return fleet.wait(store, written, timeout)
     err = Console(stderr=True, highlight=False)
     if sys.stderr.isatty():
         with Live(_table([]), console=err, transient=False, refresh_per_second=8) as live:
-            return fleet.wait(store.session, written, timeout, on_update=lambda o: live.update(_table(o)))
+            return fleet.wait(store, written, timeout, on_update=lambda o: live.update(_table(o)))
     printed: dict[int, str] = {}
 
     def lines(outcomes: list[fleet.BrokerOutcome]) -> None:
@@ -58,7 +58,7 @@ def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -
                 printed[item.broker_id] = item.status
                 err.print(_line(item))
 
-    result = fleet.wait(store.session, written, timeout, on_update=lines)
+    result = fleet.wait(store, written, timeout, on_update=lines)
     for item in result.pending:
         err.print(_line(item))
     return result

@@ -92,7 +92,7 @@ def prepare(
             "'no value at <default>'; canary the value the brokers would fall back to, or delete without --canary"
         )
     session = store.session
-    live = fleet.broker_states(session)
+    live = fleet.broker_states(store)
     missing = [b for b in brokers if b not in live]
     if missing:
         raise InvalidInput(
@@ -259,7 +259,7 @@ def _promote(work: Run, canary: CanaryPlan) -> None:
     work.say("promoted", "promoted: brokers/<default> written; waiting for the fleet")
     written = steps.to_follow(committed, [c.entity for c in committed], work)
     work.report.fleet = fleet.wait(
-        session,
+        active.store,
         written,
         active.record.options.wait_seconds,
         on_update=lambda outcomes: work.say("promoted", brokers=outcomes),

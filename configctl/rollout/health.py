@@ -25,7 +25,7 @@ from typing import Any
 from configctl import fleet
 from configctl.errors import InvalidInput, one_line
 from configctl.handlers.base import Problem
-from configctl.zk.session import ZkSession
+from configctl.store import ConfigStore
 from configctl.znodes import BrokerStateZNode
 
 OUTPUT_KEPT = 4000
@@ -41,11 +41,11 @@ def problem_key(problem: Problem) -> ProblemKey:
     return (problem.kind, problem.entity_path or problem.notification, problem.name)
 
 
-def problems_now(session: ZkSession, brokers: Iterable[int]) -> dict[int, set[ProblemKey] | None]:
+def problems_now(store: ConfigStore, brokers: Iterable[int]) -> dict[int, set[ProblemKey] | None]:
     """Each broker's current problems (None: no live listener), the baseline a soak compares with."""
     result: dict[int, set[ProblemKey] | None] = {}
     for broker_id in brokers:
-        state = fleet.broker_state(session, broker_id)
+        state = fleet.broker_state(store, broker_id)
         result[broker_id] = None if state is None else {problem_key(p) for p in fleet.problems_of(state)}
     return result
 
@@ -75,7 +75,7 @@ class SoakResult:
 
 
 def soak(
-    session: ZkSession,
+    store: ConfigStore,
     brokers: Iterable[int],
     seconds: float,
     baseline: Mapping[int, set[ProblemKey] | None],
@@ -98,8 +98,8 @@ def soak(
     record_moved: list[bool] = []
     finished: list[bool] = []
 
-    def watcher(broker_id: int) -> Callable[..., bool]:
-        def on_data(data: bytes | None, stat: Any, event: Any = None) -> bool:
+    def watcher(broker_id: int) -> Callable[[bytes | None], bool]:
+        def on_data(data: bytes | None) -> bool:
             with changed:
                 if failure or finished:
                     return False
@@ -139,9 +139,9 @@ def soak(
         return True
 
     for i in ids:
-        session.watch_data(BrokerStateZNode.path(i), watcher(i))
+        store.watch_broker_state(i, watcher(i))
     if record_path is not None:
-        session.watch_data(record_path, on_record)
+        store.session.watch_data(record_path, on_record)
     deadline = started + seconds
     with changed:
         while not failure and not record_moved:

@@ -37,7 +37,6 @@ from configctl.errors import (
     RolloutStuck,
     ZooKeeperUnavailable,
 )
-from configctl.fleet import latest_change_number
 from configctl.rollout import record as rec
 from configctl.rollout.parsing import new_rollout_id
 from configctl.rollout.record import Planned, Record, Undo, UndoChunk
@@ -277,7 +276,7 @@ def open_rollout(
         entities=entities,
         entity_count=len(entities) + len(planned),
         plan_chunks=0,
-        baseline_change=latest_change_number(store.session),
+        baseline_change=store.latest_change_number(),
         step=step,
         canary=canary,
     )

@@ -134,7 +134,7 @@ def to_follow(committed: Sequence[Committed], entities: Sequence[Entity], run: R
         return [fleet.Written(c.entity, int(c.change_number)) for c in committed]  # type: ignore[arg-type]
     baseline = run.record.baseline_change
     floor = 0 if baseline is None else baseline + 1
-    latest = fleet.latest_change_number(run.active.session)
+    latest = fleet.latest_change_number(run.active.store)
     written = [fleet.Written(e, floor) for e in entities]
     if written:
         written.append(fleet.Written(entities[0], floor if latest is None else max(latest, floor)))
@@ -181,10 +181,11 @@ def _judge(
     run: Run, written: Sequence[fleet.Written], brokers: Sequence[int] | None, step: dict[str, Any]
 ) -> str | None:
     options = run.record.options
+    store = run.active.store
     session = run.active.session
     run.say("waiting", f"{run.title}: waiting for the brokers to apply it")
     result = fleet.wait(
-        session,
+        store,
         written,
         options.wait_seconds,
         brokers=brokers,
@@ -215,9 +216,9 @@ def _judge(
             step={**step, "activity": "soaking"},
         )
         run.say("soaking", f"{run.title}: soaking {format_duration(options.soak_seconds)}")
-        baseline = health.problems_now(session, ids)
+        baseline = health.problems_now(store, ids)
         soaked = health.soak(
-            session,
+            store,
             ids,
             options.soak_seconds,
             baseline,

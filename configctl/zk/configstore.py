@@ -27,7 +27,7 @@ import logging
 import socket
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ from configctl.store import (
 from configctl.zk import registrations
 from configctl.zk.connection import ConnectionSettings
 from configctl.zk.errors import LOST, translate_errors
+from configctl.zk.fleetstate import FleetState
 from configctl.zk.session import ZkSession
 from configctl.znodes import (
     CHANGES_PATH,
@@ -59,6 +60,7 @@ from configctl.znodes import (
     HistoryZNodes,
     change_number,
     decode_entity_config,
+    decode_notification,
     encode_entity_config,
     encode_notification,
 )
@@ -130,6 +132,7 @@ class ConfigStore:
         self.session = session
         self.history_limit = history_limit
         self.identity = identity or session.settings.identity or _default_identity()
+        self._fleet = FleetState(session)
         # What this store last wrote per entity: a writer may start from it instead of
         # re-reading (the version check still catches anyone who wrote since).
         self._written: dict[Entity, Stored] = {}
@@ -214,6 +217,11 @@ class ConfigStore:
     def existing_topics(self, names: Iterable[str]) -> set[str] | None:
         """Which of ``names`` Kafka created; None when the cluster registers no topics."""
         return registrations.existing_topics(self.session, names)
+
+    def metadata_owner(self) -> MetadataOwner:
+        """Who owns the cluster's metadata now (``/controller``, ``/migration``)."""
+        owner, _ = read_metadata_owner(self.session)
+        return owner
 
     def last_written(self, entity: Entity) -> Stored | None:
         """The config and version this store itself last committed for ``entity``, if any."""
@@ -604,6 +612,33 @@ class ConfigStore:
     def latest_change_number(self) -> int | None:
         found = self.notifications()
         return found[-1].number if found else None
+
+    def notified_paths(self, notifications: Sequence[Notification]) -> list[str]:
+        """The entity path each of ``notifications`` names (gone, unreadable or malformed ones left out)."""
+        found = self.session.get_many([f"{CHANGES_PATH}/{n.name}" for n in notifications], node_errors=True)
+        paths = []
+        for item in found:
+            if item is None or isinstance(item, Exception):
+                continue
+            try:
+                paths.append(decode_notification(item[0]).path)
+            except InvalidInput:
+                continue
+        return paths
+
+    # -- the fleet (what the listeners publish: :mod:`configctl.zk.fleetstate`) -------------------
+
+    def broker_state(self, broker_id: int | str) -> dict[str, Any] | None:
+        return self._fleet.broker_state(broker_id)
+
+    def broker_states(self) -> dict[int, dict[str, Any]]:
+        return self._fleet.broker_states()
+
+    def fleet_records(self) -> dict[int, dict[str, Any]]:
+        return self._fleet.fleet_records()
+
+    def watch_broker_state(self, broker_id: int, on_state: Callable[[bytes | None], bool]) -> None:
+        self._fleet.watch_broker_state(broker_id, on_state)
 
 
 def read_metadata_owner(session: ZkSession) -> tuple[MetadataOwner, int | None]:

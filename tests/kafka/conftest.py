@@ -99,7 +99,7 @@ class KafkaFleet:
     def wait_listeners(self) -> None:
         with self.store() as store:
             wait_for(
-                lambda: len(fleet.broker_states(store.session)) >= len(self.listeners),
+                lambda: len(fleet.broker_states(store)) >= len(self.listeners),
                 timeout=90,
                 message="configctl listeners beside the brokers",
             )

@@ -61,7 +61,7 @@ def listener_applied(fleet: KafkaFleet, number: int, broker_id: int = 1) -> None
     with fleet.store() as store:
         wait_for(
             lambda: (
-                (fleet_state.broker_state(store.session, broker_id) or {}).get("last_applied_change", -1)
+                (fleet_state.broker_state(store, broker_id) or {}).get("last_applied_change", -1)
                 >= number
             ),
             timeout=30,
