@@ -3,9 +3,11 @@
 ZooKeeper holds every config value as a string. Validation first turns each string into the
 value Kafka's ``ConfigDef`` would parse (:func:`coerce`), then runs the committed JSON Schema
 of the key (``schemas/*.json``, via jsonschema's Draft 2020-12 validator) on that value, then
-applies the rules JSON Schema has no word for: broker update modes, ``<default>`` placement,
-listener prefixes, SCRAM placement and topic cross-field rules. Each problem is one sentence
-that names the key, so an operator fixes the whole change at once instead of one error per run.
+applies the rules JSON Schema has no word for: SCRAM placement here, and each family's own from
+its handler (:mod:`configctl.handlers`): broker update modes, ``<default>`` placement and listener
+prefixes (:meth:`~configctl.handlers.base.FamilyHandler.check_key`), topic cross-field rules
+(:meth:`~configctl.handlers.base.FamilyHandler.own_rules`). Each problem is one sentence that
+names the key, so an operator fixes the whole change at once instead of one error per run.
 
 Pure: no I/O beyond the schemas :mod:`configctl.catalogue` loads once; validators are compiled
 once per entity type and cached. Sensitive values (passwords, SCRAM credentials) never appear
@@ -34,8 +36,8 @@ from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from configctl import catalogue, crosskey, placement, values
-from configctl.catalogue import LISTENER_PREFIX, ConfigKey
+from configctl import catalogue, values
+from configctl.catalogue import ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ValidationFailed
 from configctl.errors import shown as echo
@@ -44,24 +46,21 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 
+    from configctl.handlers.base import FamilyHandler
+
 __all__ = [
     "check",
+    "check_schema_key",
+    "check_value",
     "closest",
     "coerce",
+    "unknown_key",
     "validate_config",
 ]
 
 _SCRAM_ITERATIONS_RE = re.compile(r",iterations=([0-9]+)$")
 _SCRAM_FIELD_RE = re.compile(r"(salt|stored_key|server_key)=([^,]*)")
 _ENUM_SHOWN = 8
-
-_LABELS = {
-    EntityType.TOPICS: "topic",
-    EntityType.BROKERS: "broker",
-    EntityType.USERS: "user",
-    EntityType.CLIENTS: "client",
-    EntityType.IPS: "IP",
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -243,7 +242,7 @@ def _describe_error(name: str, error: ValidationError, key_schema: Mapping[str, 
 # --------------------------------------------------------------------------------------------
 
 
-def _check_value(
+def check_value(
     entity_type: EntityType, name: str, key: ConfigKey, raw: Any, problems: list[str]
 ) -> Any | None:
     """Type, range, enum and list-item checks for one value; returns the coerced value or None."""
@@ -270,66 +269,14 @@ def _check_value(
     return value
 
 
-def _unknown(entity: Entity, name: str, pool: Iterable[str]) -> str:
-    label = _LABELS[entity.type]
-    if entity.type is EntityType.USERS and entity.client is not None:
-        label = "user/client quota"
-    message = f"unknown {label} config {echo(name)}"
-    hint = _topic_synonym_hint(name) if entity.type is EntityType.TOPICS else None
-    guess = hint or closest(name, pool)
+def unknown_key(entity: Entity, name: str, pool: Iterable[str]) -> str:
+    """``unknown <family> config <name>``, with the key the operator most likely meant."""
+    handler = _handler(entity)
+    message = f"unknown {handler.label(entity)} config {echo(name)}"
+    guess = handler.unknown_hint(name) or closest(name, pool)
     if guess is not None:
         message += f" (did you mean {guess!r}?)"
     return message
-
-
-@cache
-def _topic_by_broker_synonym() -> Mapping[str, str]:
-    """``log.retention.ms`` -> ``retention.ms``: operators often type the broker name on a topic."""
-    result: dict[str, str] = {}
-    for key in catalogue.keys(EntityType.TOPICS).values():
-        for synonym, _conversion in key.broker_synonyms:
-            if synonym != key.name:
-                result.setdefault(synonym, key.name)
-    return result
-
-
-def _topic_synonym_hint(name: str) -> str | None:
-    return _topic_by_broker_synonym().get(name)
-
-
-def _check_broker_key(entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
-    """Kafka's DynamicBrokerConfig.validateConfigs, then the value checks of the (base) key."""
-    at_default = entity.name == DEFAULT
-    listener, base = catalogue.split_listener_prefix(name)
-    prefixed = listener is not None
-    if listener is not None:
-        if listener != listener.lower():
-            fixed = name.replace(f"{LISTENER_PREFIX}{listener}.", f"{LISTENER_PREFIX}{listener.lower()}.", 1)
-            problems.append(f"{name}: the listener name in a listener prefix must be lower case ({fixed!r})")
-        config = name[len(LISTENER_PREFIX) + len(listener) + 1 :]
-        if config != base:
-            mechanism = config[: len(config) - len(base) - 1]
-            if mechanism != mechanism.lower():
-                problems.append(f"{name}: the SASL mechanism in a listener prefix must be lower case")
-    key = catalogue.lookup(EntityType.BROKERS, name)
-    if key is None and not allow_custom:
-        pool = catalogue.known_names(EntityType.BROKERS)
-        if prefixed:
-            message = f"unknown broker config {echo(name)}"
-            guess = closest(base, pool)
-            if guess is not None:
-                message += f" (did you mean {name[: len(name) - len(base)] + guess!r}?)"
-        else:
-            message = _unknown(entity, name, pool)
-        problems.append(message + "; use --allow-custom-config for a plugin's custom key")
-        return
-
-    # Update mode and placement: at most one sentence per key, the most fundamental one.
-    misplaced = placement.problem(name, at_default=at_default)
-    if misplaced is not None:
-        problems.append(misplaced)
-    if key is not None:
-        _check_value(EntityType.BROKERS, name, key, raw, problems)
 
 
 def _check_scram(entity: Entity, name: str, key: ConfigKey, raw: Any, problems: list[str]) -> None:
@@ -339,10 +286,10 @@ def _check_scram(entity: Entity, name: str, key: ConfigKey, raw: Any, problems: 
         )
         return
     before = len(problems)
-    value = _check_value(EntityType.USERS, name, key, raw, problems)
+    value = check_value(entity.schema_type, name, key, raw, problems)
     if value is None or len(problems) > before:
         return
-    facts = catalogue.schema(EntityType.USERS)["properties"][key.name]
+    facts = catalogue.schema(entity.schema_type)["properties"][key.name]
     iterations = int(_SCRAM_ITERATIONS_RE.search(value).group(1))  # the pattern guarantees it
     low, high = facts.get("x-min-iterations"), facts.get("x-max-iterations")
     if low is not None and iterations < low:
@@ -368,36 +315,30 @@ def _check_scram(entity: Entity, name: str, key: ConfigKey, raw: Any, problems: 
             )
 
 
-def _check_key(entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
-    etype = entity.type
-    if etype is EntityType.BROKERS:
-        _check_broker_key(entity, name, raw, allow_custom, problems)
-        return
+def check_schema_key(entity: Entity, name: str, raw: Any, problems: list[str]) -> None:
+    """One key of ``entity``'s schema: known, its value typed and in range, SCRAM credentials placed."""
+    etype = entity.schema_type
     key = catalogue.keys(etype).get(name)
     if key is None:
         scram_allowed = entity.client is None and entity.name != DEFAULT
         pool = [k.name for k in catalogue.keys(etype).values() if scram_allowed or not _is_scram(k)]
-        problems.append(_unknown(entity, name, pool))
+        problems.append(unknown_key(entity, name, pool))
         return
     if _is_scram(key):
         _check_scram(entity, name, key, raw, problems)
         return
-    _check_value(etype, name, key, raw, problems)
+    check_value(etype, name, key, raw, problems)
 
 
 def _is_scram(key: ConfigKey) -> bool:
     return key.kafka_type == "scram_credential"
 
 
-# --------------------------------------------------------------------------------------------
-# Topic cross-field rules (on the full resulting config)
-# --------------------------------------------------------------------------------------------
+def _handler(entity: Entity) -> FamilyHandler:
+    """The entity's family handler (imported here: the handlers use this module's checks)."""
+    from configctl.handlers import handler_for
 
-
-def _topic_cross_field(config: Mapping[str, str], problems: list[str]) -> None:
-    """Kafka's topic cross-key rules on the keys the topic sets itself (:mod:`configctl.crosskey`;
-    the write side also checks them on the topic's effective config, broker fallbacks included)."""
-    problems.extend(crosskey.topic_problems(config))
+    return handler_for(entity)
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,15 +359,16 @@ def validate_config(
     the keys being written, so an odd value already in ZooKeeper does not block an unrelated
     change; cross-field rules always run on the whole of ``config``. ``allow_custom`` accepts
     unknown broker keys (a plugin's custom config), unchecked except for ``<default>`` placement.
+    The entity's family handler checks each key and its rules between keys.
     """
     if isinstance(changed, str):
         changed = [changed]
     selected = config.keys() if changed is None else [k for k in dict.fromkeys(changed) if k in config]
+    handler = _handler(entity)
     problems: list[str] = []
     for name in selected:
-        _check_key(entity, name, config[name], allow_custom, problems)
-    if entity.type is EntityType.TOPICS:
-        _topic_cross_field(config, problems)
+        handler.check_key(entity, name, config[name], allow_custom, problems)
+    problems.extend(handler.own_rules(config))
     return problems
 
 

@@ -1,30 +1,40 @@
 """One handler per entity family (Kafka's ``ConfigHandler`` per entity type): broker, topic, quota, ip.
 
-:func:`handler_for` is the registry. Adding an entity type means: its name rules in
-:mod:`configctl.entities`, its schema in ``schemas/``, a handler module here, and one line below.
+:func:`handler_for` answers from the registry (:func:`register`). Adding an entity type means: its
+row in :mod:`configctl.entities`, its schema in ``schemas/``, a handler module here, and one line below.
+What differs between families is asked of the handler (:class:`FamilyHandler`), never branched on
+elsewhere: the listener's manager, validation, the write path and ``describe --effective`` dispatch
+on it.
+
+``BROKER``, ``TOPIC``, ``QUOTA`` and ``IP`` are the registered handlers, for the few questions that
+name a family by design: the broker's own layers, and the listener's query API for plugins
+(``topic_config``, ``quota_config``, ``ip_config``).
 """
 
 from __future__ import annotations
 
-from configctl.entities import Entity, EntityType
-from configctl.handlers.base import BrokerView, FamilyHandler
+from configctl.handlers.base import BrokerView, FamilyHandler, handler_for, handlers, register, unregister
 from configctl.handlers.broker import BrokerHandler
 from configctl.handlers.ip import IpHandler
 from configctl.handlers.quota import QuotaHandler
 from configctl.handlers.topic import TopicHandler
 
 BROKER = BrokerHandler()
-_HANDLERS: dict[EntityType, FamilyHandler] = {
-    EntityType.BROKERS: BROKER,
-    EntityType.TOPICS: TopicHandler(),
-    EntityType.USERS: QuotaHandler(),
-    EntityType.CLIENTS: QuotaHandler(),
-    EntityType.IPS: IpHandler(),
-}
+TOPIC = TopicHandler()
+QUOTA = QuotaHandler()
+IP = IpHandler()
+for _handler in (BROKER, TOPIC, QUOTA, IP):
+    register(_handler)
 
-
-def handler_for(entity: Entity | EntityType) -> FamilyHandler:
-    return _HANDLERS[entity.type if isinstance(entity, Entity) else entity]
-
-
-__all__ = ["BROKER", "BrokerView", "FamilyHandler", "handler_for"]
+__all__ = [
+    "BROKER",
+    "IP",
+    "QUOTA",
+    "TOPIC",
+    "BrokerView",
+    "FamilyHandler",
+    "handler_for",
+    "handlers",
+    "register",
+    "unregister",
+]

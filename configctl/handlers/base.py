@@ -6,15 +6,34 @@ takes effect (:meth:`FamilyHandler.admit`), what an entity's effective config is
 (:meth:`FamilyHandler.effective`) and which entities' effective configs a change moves
 (:meth:`FamilyHandler.moved`). The listener applies changes through the handlers and
 ``describe --effective`` answers through the very same ones, so the two cannot disagree.
+
+Everything else that differs between families is asked of the handler too, so the listener's
+manager, validation, the write path and the write-side checks keep no per-type branch:
+
+* the family's shape, for the listener's books: :attr:`~FamilyHandler.independent` (a member
+  moves nothing but itself: topics), :attr:`~FamilyHandler.layered` (its configs are layers of
+  the broker's own config: brokers), :attr:`~FamilyHandler.known_by_node` (a member exists while
+  its node does: topics); members of the other families resolve through each other (quotas, IPs:
+  :attr:`~FamilyHandler.interdependent`) and are kept by :attr:`~FamilyHandler.family`;
+* validation: :meth:`~FamilyHandler.check_key`, :meth:`~FamilyHandler.own_rules`,
+  :meth:`~FamilyHandler.label`, :meth:`~FamilyHandler.unknown_hint`;
+* the write path: :attr:`~FamilyHandler.encrypts_passwords`, :meth:`~FamilyHandler.is_password`,
+  :attr:`~FamilyHandler.created_by_kafka`, :attr:`~FamilyHandler.refused_while_brokers_run`,
+  :meth:`~FamilyHandler.unresolved`;
+* the write-side checks: :meth:`~FamilyHandler.may_break_rules`,
+  :meth:`~FamilyHandler.effective_rules`, :meth:`~FamilyHandler.judged_on`.
+
+The registry (:func:`register`, :func:`handler_for`) maps each entity type to its handler.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from configctl import validation
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.precedence import BrokerResolution, EffectiveValue, resolve_broker
@@ -100,7 +119,7 @@ class BrokerView:
     broker resolution only when a broker layer changes.
     """
 
-    __slots__ = ("_families", "broker_id", "configs", "resolution", "static", "topics")
+    __slots__ = ("_families", "broker_id", "configs", "known", "resolution", "static")
 
     def __init__(
         self,
@@ -108,14 +127,16 @@ class BrokerView:
         static: Mapping[str, str],
         configs: Mapping[str, Mapping[str, str]],
         *,
-        topics: frozenset[str] | set[str] | None = None,
+        known: Mapping[EntityType, set[str] | frozenset[str]] | None = None,
         families: Mapping[str, set[str] | frozenset[str]] | None = None,
         resolution: BrokerResolution | None = None,
     ) -> None:
         self.broker_id = int(broker_id)
         self.static = static
         self.configs = configs
-        self.topics = topics if topics is not None else {p[7:] for p in configs if p.startswith("topics/")}
+        self.known = known if known is not None else _known_from(configs)
+        """Names of every member of a :attr:`~FamilyHandler.known_by_node` type whose node
+        exists, overrides or not, by type (without them: the members with a config)."""
         self._families = families
         self.resolution = resolution or resolve_broker(
             self.broker_id,
@@ -127,6 +148,11 @@ class BrokerView:
     @property
     def own_path(self) -> str:
         return f"brokers/{self.broker_id}"
+
+    @property
+    def topics(self) -> set[str] | frozenset[str]:
+        """Every topic whose node exists (the broker's fallbacks reach each of them)."""
+        return self.known.get(EntityType.TOPICS, frozenset())
 
     def family(self, name: str) -> Iterable[str]:
         """Stored paths with a config in force, of one family (``quotas`` or ``ips``)."""
@@ -156,7 +182,7 @@ class BrokerView:
                 else:
                     members.discard(path)
         return BrokerView(
-            self.broker_id, self.static, configs, topics=self.topics, families=families, resolution=resolution
+            self.broker_id, self.static, configs, known=self.known, families=families, resolution=resolution
         )
 
 
@@ -164,13 +190,26 @@ DEFAULT_BROKER_PATH = f"brokers/{DEFAULT}"
 
 
 def family_of(path: str) -> str | None:
-    """Quota entities (users, clients) resolve against each other, and so do IPs."""
-    head = path.split("/", 1)[0]
-    if head in ("users", "clients"):
-        return "quotas"
-    if head == "ips":
-        return "ips"
-    return None
+    """The :attr:`~FamilyHandler.family` of a stored path whose members resolve through each
+    other (quota entities: users and clients; IPs); None for the rest (topics, broker layers)."""
+    handler = _BY_HEAD.get(path.split("/", 1)[0])
+    return handler.family if handler is not None and handler.interdependent else None
+
+
+def handler_at(path: str) -> FamilyHandler | None:
+    """The handler of a stored entity path (``topics/orders``), by its type; None if none is registered."""
+    return _BY_HEAD.get(path.split("/", 1)[0])
+
+
+def _known_from(configs: Mapping[str, Mapping[str, str]]) -> dict[EntityType, set[str]]:
+    """The known members of a view built from configs alone: those with a config."""
+    known: dict[EntityType, set[str]] = {}
+    for path in configs:
+        head, _, name = path.partition("/")
+        handler = _BY_HEAD.get(head)
+        if handler is not None and handler.known_by_node:
+            known.setdefault(EntityType(head), set()).add(name)
+    return known
 
 
 class _Overlay(Mapping[str, Mapping[str, str]]):
@@ -224,10 +263,55 @@ def changed_names(
     return frozenset(n for n in set(before) | set(after) if differs(before.get(n), after.get(n)))
 
 
+def touches(before: Mapping[str, str], after: Mapping[str, str], keys: frozenset[str]) -> bool:
+    """Does a write from ``before`` to ``after`` change one of ``keys``?"""
+    return any(before.get(n) != after.get(n) for n in (set(before) | set(after)) & keys)
+
+
 class FamilyHandler(ABC):
     """One entity family's rules. Stateless; every method is pure."""
 
     types: ClassVar[tuple[EntityType, ...]]
+    family: ClassVar[str]
+    """The family's name (``brokers``, ``topics``, ``quotas``, ``ips``): the members of an
+    :attr:`interdependent` family are kept together under it (:meth:`BrokerView.family`)."""
+
+    independent: ClassVar[bool] = False
+    """A member's effective config depends on its own config and the broker's alone, so changing
+    it moves nothing else (topics). Such families can be huge (100,000 topics): the listener keeps
+    their configs compact, renders their snapshot lines one by one and, without plugins, resolves
+    only the keys a change touches; the write side judges a change to one member alone."""
+
+    layered: ClassVar[bool] = False
+    """Its configs are layers of the broker's own config (``brokers/<id>``, ``brokers/<default>``),
+    resolved together with server.properties and screened key by key: a change re-resolves the
+    broker, and :meth:`ignored` reports the keys that do not take effect."""
+
+    known_by_node: ClassVar[bool] = False
+    """A member exists while its node does, config or not (Kafka creates topics): the listener
+    knows every such name (:attr:`BrokerView.known`), and broker fallbacks reach each of them.
+    Only for types stored by their plain names (not sanitized, not nested)."""
+
+    encrypts_passwords: ClassVar[bool] = False
+    """Its password configs are stored encrypted with the brokers' ``password.encoder.secret``
+    (brokers): only then may a write carry ``password.encoder.*`` settings."""
+
+    created_by_kafka: ClassVar[bool] = False
+    """Kafka creates the members itself (topics): its ZooKeeper admin path refuses a config for
+    one that does not exist (:mod:`configctl.guards`)."""
+
+    refused_while_brokers_run: ClassVar[bool] = False
+    """Kafka's ZooKeeper admin path refuses a write while the brokers it concerns run (broker
+    configs, unless ``--allow-running-brokers``: :mod:`configctl.guards`)."""
+
+    rule_keys: ClassVar[frozenset[str]] = frozenset()
+    """Keys whose change can break one of Kafka's rules between keys (:meth:`effective_rules`)."""
+
+    @property
+    def interdependent(self) -> bool:
+        """Members resolve through each other (quota levels, an IP's ``<default>``): the listener
+        keeps them together (:attr:`family`), and a change is checked against every member."""
+        return not self.independent and not self.layered
 
     def follows(self, entity: Entity, broker_id: int) -> bool:
         """Does a broker apply this entity at all? (Only other brokers' own configs are not.)"""
@@ -288,3 +372,88 @@ class FamilyHandler(ABC):
         without resolving every key of the entity)."""
         values = self.effective(entity, view)
         return [values[name] for name in self.snapshot_names(entity, view) if name in values]
+
+    def ignored(self, view: BrokerView, change_numbers: Mapping[str, int | None]) -> list[Problem]:
+        """Keys in force that do not take effect, and why (only :attr:`layered` families screen keys)."""
+        return []
+
+    def entity_at(self, path: str) -> Entity:
+        """The entity of one of this family's stored paths, as the listener keeps them (valid)."""
+        return Entity.from_path(path)
+
+    # ---------------------------------------------------------------------------- validation
+
+    def label(self, entity: Entity) -> str:
+        """What a config of ``entity`` is called in messages (``unknown topic config ...``)."""
+        return entity.type.value[:-1]
+
+    def unknown_hint(self, name: str) -> str | None:
+        """The key an operator most likely meant by unknown ``name``, known to this family alone."""
+        return None
+
+    def check_key(self, entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
+        """Append every problem of one key and its value (the schema's checks by default)."""
+        validation.check_schema_key(entity, name, raw, problems)
+
+    def own_rules(self, config: Mapping[str, str]) -> list[str]:
+        """Kafka's rules between keys, on the keys an entity's config sets itself."""
+        return []
+
+    # ---------------------------------------------------------------------------- the write path
+
+    def is_password(self, name: str) -> bool:
+        """Is ``name`` a password config, stored encrypted (:attr:`encrypts_passwords`)?"""
+        return False
+
+    def unresolved(self, entity: Entity) -> bool:
+        """Does ``entity`` name something that cannot be found (an IP host that does not resolve)?"""
+        return False
+
+    def may_break_rules(self, before: Mapping[str, str], after: Mapping[str, str]) -> bool:
+        """Can a write from ``before`` to ``after`` break a rule between keys? (Most cannot: they
+        are judged for free.)"""
+        return bool(self.rule_keys) and touches(before, after, self.rule_keys)
+
+    def effective_rules(
+        self, config: Mapping[str, str | None], broker: Mapping[str, str | None]
+    ) -> list[str]:
+        """Kafka's rules between keys, on an entity's effective config (``broker``: the broker's)."""
+        return []
+
+    def judged_on(self, entity: Entity, running: Sequence[int]) -> list[int]:
+        """The brokers (of the ``running`` listeners, sorted) a write to ``entity`` is judged on;
+        empty: on a reference broker. The dynamic layers alone decide all but broker entities."""
+        return list(running[:1])
+
+
+# ------------------------------------------------------------------------------------------------
+# The registry: entity type -> its family's handler
+# ------------------------------------------------------------------------------------------------
+
+_HANDLERS: dict[EntityType, FamilyHandler] = {}
+_BY_HEAD: dict[str, FamilyHandler] = {}  # a stored path's first segment -> the handler
+
+
+def register(handler: FamilyHandler) -> None:
+    """Make ``handler`` the handler of each of its :attr:`~FamilyHandler.types`."""
+    for etype in handler.types:
+        _HANDLERS[etype] = handler
+        _BY_HEAD[etype.value] = handler
+
+
+def unregister(handler: FamilyHandler) -> None:
+    """Forget ``handler`` (a family registered for a while, as tests do)."""
+    for etype in handler.types:
+        if _HANDLERS.get(etype) is handler:
+            del _HANDLERS[etype]
+            del _BY_HEAD[etype.value]
+
+
+def handler_for(entity: Entity | EntityType) -> FamilyHandler:
+    """The handler of an entity's family (or of an entity type's)."""
+    return _HANDLERS[entity.type if isinstance(entity, Entity) else entity]
+
+
+def handlers() -> list[FamilyHandler]:
+    """Every registered handler, once each."""
+    return list(dict.fromkeys(_HANDLERS.values()))

@@ -5,15 +5,22 @@ brokers' own configs. Keys are screened one by one, as Kafka's ``DynamicBrokerCo
 misplaced or invalid key is dropped (reported as ``ignored``) and the rest of the layer applies.
 The broker's own password configs are decrypted with its ``password.encoder.secret`` (when the
 reader has it: the listener does, ``describe --effective`` shows them masked anyway).
+
+On the write side a broker key is checked as Kafka's ``DynamicBrokerConfig.validateConfigs`` checks
+it (listener prefixes, update mode, ``<default>`` placement), its passwords are stored encrypted,
+and Kafka's ZooKeeper admin path refuses the write while the brokers it concerns run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from configctl import catalogue
+from configctl import catalogue, crosskey, placement, validation
+from configctl.catalogue import LISTENER_PREFIX
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
+from configctl.errors import shown as echo
 from configctl.handlers.base import (
     IGNORED,
     Admission,
@@ -31,6 +38,15 @@ from configctl.precedence import EffectiveValue, resolve_topic
 
 class BrokerHandler(FamilyHandler):
     types = (EntityType.BROKERS,)
+    family = "brokers"
+    layered = True
+    encrypts_passwords = True
+    refused_while_brokers_run = True
+    rule_keys = frozenset({"max.connections.per.ip", "max.connections.per.ip.overrides"})
+
+    def layer(self, broker_id: int | None) -> Entity:
+        """One of a broker's two dynamic layers: ``brokers/<id>``, or ``brokers/<default>`` for None."""
+        return Entity(EntityType.BROKERS, DEFAULT if broker_id is None else str(broker_id))
 
     def follows(self, entity: Entity, broker_id: int) -> bool:
         return entity.name in (str(broker_id), DEFAULT)
@@ -48,7 +64,7 @@ class BrokerHandler(FamilyHandler):
         kept: dict[str, str] = {}
         problems: list[Problem] = []
         for name, value in stored.items():
-            if catalogue.is_sensitive(EntityType.BROKERS, name):
+            if self.is_password(name):
                 plain = decrypt(name, value)
                 if plain is None:
                     reason = f"cannot decrypt {name}: wrong password.encoder.secret, none in server.properties, or corrupt value"
@@ -71,7 +87,7 @@ class BrokerHandler(FamilyHandler):
         result = []
         changed = changed_names(old, new)
         if changed & wanted:
-            result.append(Moved(Entity(EntityType.BROKERS, str(after.broker_id)), new, changed))
+            result.append(Moved(self.layer(after.broker_id), new, changed))
         old_fb, new_fb = old.topic_fallbacks(), new.topic_fallbacks()
         moved = frozenset(n for n in new_fb if n in wanted and differs(old_fb.get(n), new_fb.get(n)))
         if moved:
@@ -94,3 +110,59 @@ class BrokerHandler(FamilyHandler):
             )
             for item in view.resolution.ignored
         ]
+
+    # ---------------------------------------------------------------------------- validation
+
+    def check_key(self, entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
+        """Kafka's DynamicBrokerConfig.validateConfigs, then the value checks of the (base) key."""
+        at_default = entity.name == DEFAULT
+        listener, base = catalogue.split_listener_prefix(name)
+        prefixed = listener is not None
+        if listener is not None:
+            if listener != listener.lower():
+                fixed = name.replace(
+                    f"{LISTENER_PREFIX}{listener}.", f"{LISTENER_PREFIX}{listener.lower()}.", 1
+                )
+                problems.append(
+                    f"{name}: the listener name in a listener prefix must be lower case ({fixed!r})"
+                )
+            config = name[len(LISTENER_PREFIX) + len(listener) + 1 :]
+            if config != base:
+                mechanism = config[: len(config) - len(base) - 1]
+                if mechanism != mechanism.lower():
+                    problems.append(f"{name}: the SASL mechanism in a listener prefix must be lower case")
+        key = catalogue.lookup(EntityType.BROKERS, name)
+        if key is None and not allow_custom:
+            pool = catalogue.known_names(EntityType.BROKERS)
+            if prefixed:
+                message = f"unknown broker config {echo(name)}"
+                guess = validation.closest(base, pool)
+                if guess is not None:
+                    message += f" (did you mean {name[: len(name) - len(base)] + guess!r}?)"
+            else:
+                message = validation.unknown_key(entity, name, pool)
+            problems.append(message + "; use --allow-custom-config for a plugin's custom key")
+            return
+
+        # Update mode and placement: at most one sentence per key, the most fundamental one.
+        misplaced = placement.problem(name, at_default=at_default)
+        if misplaced is not None:
+            problems.append(misplaced)
+        if key is not None:
+            validation.check_value(EntityType.BROKERS, name, key, raw, problems)
+
+    # ---------------------------------------------------------------------------- the write path
+
+    def is_password(self, name: str) -> bool:
+        return catalogue.is_sensitive(EntityType.BROKERS, name)
+
+    def effective_rules(
+        self, config: Mapping[str, str | None], broker: Mapping[str, str | None]
+    ) -> list[str]:
+        return crosskey.broker_problems(config)
+
+    def judged_on(self, entity: Entity, running: Sequence[int]) -> list[int]:
+        """``brokers/<id>`` on that broker alone, ``brokers/<default>`` on every running one."""
+        if not entity.user_is_default:
+            return [int(entity.name)]
+        return list(running)

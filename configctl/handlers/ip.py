@@ -27,14 +27,19 @@ from configctl.precedence import EffectiveValue, resolve_ip
 
 class IpHandler(FamilyHandler):
     types = (EntityType.IPS,)
+    family = "ips"
+
+    def connection(self, ip: str, configs: Mapping[str, Mapping[str, str]]) -> dict[str, EffectiveValue]:
+        """The connection-rate quota of a connection from address ``ip``."""
+        return resolve_ip(ip, configs, ips.resolve)
 
     def admit(
         self, entity: Entity, stored: Mapping[str, str], *, change_number: int | None, decrypt: Decrypt | None
     ) -> Admission:
-        if not entity.is_default and ips.resolve(entity.name) is None:
+        if self.unresolved(entity):
             reason = f"{entity.name} does not resolve to an address; Kafka refuses this IP entity"
             return Admission(None, (Problem(IGNORED, entity.path, change_number, reason),))
-        return admit_whole(entity, stored, change_number)
+        return admit_whole(entity, stored, change_number, memo=True)
 
     def effective(self, entity: Entity, view: BrokerView) -> dict[str, EffectiveValue]:
         return resolve_ip(entity.name, view.configs, ips.resolve)
@@ -42,7 +47,14 @@ class IpHandler(FamilyHandler):
     def moved(
         self, entity: Entity, before: BrokerView, after: BrokerView, wanted: frozenset[str]
     ) -> list[Moved]:
-        return self.moved_in_family("ips", entity, before, after, wanted)
+        return self.moved_in_family(self.family, entity, before, after, wanted)
 
     def reads(self, entity: Entity, broker_id: int) -> Reads:
         return Reads(types=(EntityType.IPS,))
+
+    def label(self, entity: Entity) -> str:
+        return "IP"
+
+    def unresolved(self, entity: Entity) -> bool:
+        """An IP entity naming neither an address nor a host that resolves (Kafka refuses it)."""
+        return not entity.is_default and ips.resolve(entity.name) is None

@@ -21,7 +21,7 @@ from configctl.handlers.base import (
     Reads,
 )
 from configctl.handlers.whole import admit_whole
-from configctl.precedence import EffectiveValue, resolve_stored_quotas, stored_quota_paths
+from configctl.precedence import EffectiveValue, resolve_quotas, resolve_stored_quotas, stored_quota_paths
 
 
 def _levels(entity: Entity) -> tuple[str | None, str | None]:
@@ -33,6 +33,18 @@ def _levels(entity: Entity) -> tuple[str | None, str | None]:
 
 class QuotaHandler(FamilyHandler):
     types = (EntityType.USERS, EntityType.CLIENTS)
+    family = "quotas"
+
+    def connection(
+        self, user: str | None, client: str | None, configs: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, EffectiveValue]:
+        """The quotas of a connection from ``user`` with ``client`` (plain names; None: not known)."""
+        return resolve_quotas(user, client, configs)
+
+    def label(self, entity: Entity) -> str:
+        if entity.client is not None:
+            return "user/client quota"
+        return entity.type.value[:-1]
 
     def admit(
         self, entity: Entity, stored: Mapping[str, str], *, change_number: int | None, decrypt: Decrypt | None
@@ -52,7 +64,7 @@ class QuotaHandler(FamilyHandler):
         self, entity: Entity, before: BrokerView, after: BrokerView, wanted: frozenset[str]
     ) -> list[Moved]:
         """The changed entity and every known quota entity whose resolution it moves."""
-        return self.moved_in_family("quotas", entity, before, after, wanted)
+        return self.moved_in_family(self.family, entity, before, after, wanted)
 
     def reads(self, entity: Entity, broker_id: int) -> Reads:
         user, client = _levels(entity)

@@ -11,38 +11,41 @@ from configctl.validation import validate_config
 _MEMO_LIMIT = 10_000
 """Distinct (type, key, value) checks remembered; a fleet's 100,000 topics share a few hundred."""
 
-_MEMO_TYPES = (EntityType.TOPICS, EntityType.IPS)
-"""Types whose per-key verdicts depend on the key and value only, never on the entity's name."""
-
 _key_problems: dict[tuple[EntityType, str, str], tuple[str, ...]] = {}
 
 
-def admit_whole(entity: Entity, stored: Mapping[str, str], change_number: int | None) -> Admission:
-    """The stored config when every key passes validation; else refused, naming every problem."""
-    problems = _problems(entity, stored)
+def admit_whole(
+    entity: Entity, stored: Mapping[str, str], change_number: int | None, *, memo: bool = False
+) -> Admission:
+    """The stored config when every key passes validation; else refused, naming every problem.
+
+    ``memo``: the family's per-key verdicts depend on the key and value only, never on the
+    entity's name (topics, IPs), so each distinct pair is checked once.
+    """
+    problems = _problems(entity, stored, memo)
     if problems:
         return Admission(None, (Problem(POISON, entity.path, change_number, "; ".join(problems)),))
     return Admission(dict(stored))
 
 
-def _problems(entity: Entity, stored: Mapping[str, str]) -> list[str]:
+def _problems(entity: Entity, stored: Mapping[str, str], memo: bool) -> list[str]:
     """:func:`validate_config`'s answer, with each distinct key and value checked once.
 
     A full load validates 100,000 topic configs that mostly repeat a few values (retention of a
     week, compaction): each (key, value) pair's own checks are remembered, and only the rules
     across keys run per topic. The problems and their order are exactly validate_config's.
     """
-    if entity.type not in _MEMO_TYPES or not all(isinstance(v, str) for v in stored.values()):
+    if not memo or not all(isinstance(v, str) for v in stored.values()):
         return validate_config(entity, stored)
     problems: list[str] = []
     for name, raw in stored.items():
-        memo = (entity.type, name, raw)
-        found = _key_problems.get(memo)
+        seen = (entity.type, name, raw)
+        found = _key_problems.get(seen)
         if found is None:
             found = tuple(validate_config(entity, {name: raw}))
             if len(_key_problems) >= _MEMO_LIMIT:
                 _key_problems.clear()
-            _key_problems[memo] = found
+            _key_problems[seen] = found
         problems.extend(found)
     if len(stored) > 1:
         problems.extend(validate_config(entity, stored, changed=()))  # the rules across keys

@@ -14,6 +14,9 @@ One entity change goes through, in order:
    the listener may not read is ``unreadable``; either way the previous config stays in force.
 2. admit (the handler): a topic, quota or IP config that fails its schema is refused whole
    (``poison``); a broker layer is screened per key (``ignored`` keys are dropped, the rest applies).
+   How the books keep an entity follows its family's shape, asked of the handler too
+   (``independent``, ``layered``, ``known_by_node``, ``interdependent``): the manager names no
+   entity type.
 3. ask the handler which entities' effective configs move, and let every interested plugin
    validate each of them; one rejection (``rejected``) keeps the old config for everyone.
 4. commit under the lock (queries from other threads see either the old or the new config, never
@@ -34,10 +37,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from configctl import catalogue, snapshot
+from configctl import snapshot
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, one_line, printable
-from configctl.handlers import BROKER, BrokerView, handler_for
+from configctl.handlers import BROKER, IP, QUOTA, TOPIC, BrokerView, FamilyHandler, handler_for, handlers
 from configctl.handlers.base import (
     DEFAULT_BROKER_PATH,
     IGNORED,
@@ -47,12 +50,12 @@ from configctl.handlers.base import (
     UNREADABLE,
     Moved,
     Problem,
-    family_of,
+    handler_at,
 )
 from configctl.listener.compact import compact
 from configctl.listener.logformat import MORE_FOLLOW
 from configctl.listener.plugins import ConfigUpdate, LoadedPlugin, PluginContext
-from configctl.precedence import EffectiveValue, resolve_ip, resolve_quotas
+from configctl.precedence import EffectiveValue
 from configctl.secrets import MASK, PasswordEncoder, digest, mask_config
 from configctl.znodes import decode_entity_config, decode_notification
 
@@ -176,12 +179,14 @@ class DynamicConfigManager:
         self._lock = threading.RLock()
         # stored entity path -> config in force (non-empty only; own broker: decrypted)
         self._configs: dict[str, dict[str, str]] = {}
-        self._topics: set[str] = set()  # every topic with a config node, overrides or not
-        self._families: dict[str, set[str]] = {"quotas": set(), "ips": set()}
+        # known_by_node types (topics) -> every name with a config node, overrides or not
+        self._known: dict[EntityType, set[str]] = {}
+        # interdependent families (quotas, IPs) -> the paths of their members with a config
+        self._families: dict[str, set[str]] = {}
         self._view = BrokerView(
-            self.broker_id, self.static_config, self._configs, topics=self._topics, families=self._families
+            self.broker_id, self.static_config, self._configs, known=self._known, families=self._families
         )
-        self._layer_changes: dict[str, int | None] = {}  # broker layer path -> change that last wrote it
+        self._layer_changes: dict[str, int | None] = {}  # layer path -> change that last wrote it
         self._encoders = self._password_encoders()
         self.last_applied_change = NO_CHANGE
         self.applied_at_ms: int | None = None
@@ -197,12 +202,13 @@ class DynamicConfigManager:
         # snapshot fragments: rendered JSON bodies, cached because topics can be 100,000s
         # topic path -> its bodies, None until a snapshot needs them (a load without a state
         # directory never renders them; with one, the first snapshot does, then only changed ones)
-        # Snapshot bodies of every topic with overrides: one string (one key) or a tuple of them.
-        # Nothing is rendered (or tracked) before the first snapshot: a listener without a state
-        # directory never pays for them; after it, only topics that changed are rendered again.
-        self._topic_lines: dict[str, str | tuple[str, ...]] = {}
-        self._stale_topics: set[str] | None = None  # None: never rendered, all of them are stale
-        self._topic_order: list[str] | None = None  # sorted keys of _topic_lines, rebuilt on add/remove
+        # Snapshot bodies of every member of an independent family (topics) with overrides, by
+        # path: one string (one key) or a tuple of them. Nothing is rendered (or tracked) before
+        # the first snapshot: a listener without a state directory never pays for them; after it,
+        # only members that changed are rendered again.
+        self._member_lines: dict[str, str | tuple[str, ...]] = {}
+        self._stale: set[str] | None = None  # None: never rendered, all of them are stale
+        self._member_order: list[str] | None = None  # sorted keys of _member_lines, rebuilt on add/remove
         self._broker_lines: tuple[str, ...] | None = None
         self._other_lines: tuple[str, ...] | None = None
 
@@ -232,7 +238,7 @@ class DynamicConfigManager:
                 self.broker_id,
                 self.static_config,
                 dict(self._configs),
-                topics=set(self._topics),
+                known={k: set(v) for k, v in self._known.items()},
                 families={k: set(v) for k, v in self._families.items()},
                 resolution=self._view.resolution,
             )
@@ -242,20 +248,20 @@ class DynamicConfigManager:
         with self._lock:
             return self._view.resolution.values
 
+    # The plugin API's queries by family (ConfigView), answered by that family's handler.
+
     def topic_config(self, topic: str) -> dict[str, EffectiveValue]:
-        return self.effective(Entity(EntityType.TOPICS, topic))
+        return self.effective(TOPIC.entity(topic))
 
     def quota_config(self, user: str | None = None, client: str | None = None) -> dict[str, EffectiveValue]:
         """The quotas of a connection from ``user`` with ``client`` (plain names; None: not known)."""
         with self._lock:
-            return resolve_quotas(user, client, self._configs)
+            return QUOTA.connection(user, client, self._configs)
 
     def ip_config(self, ip: str) -> dict[str, EffectiveValue]:
         """The connection-rate quota of a connection from address ``ip``."""
-        from configctl import ips
-
         with self._lock:
-            return resolve_ip(ip, self._configs, ips.resolve)
+            return IP.connection(ip, self._configs)
 
     def entity_config(self, entity: Entity) -> dict[str, str]:
         """The stored config in force for ``entity`` (own broker: decrypted)."""
@@ -272,7 +278,7 @@ class DynamicConfigManager:
 
     def topics(self) -> list[str]:
         with self._lock:
-            return sorted(self._topics)
+            return sorted(self._view.topics)
 
     def configs(self) -> dict[str, dict[str, str]]:
         """Every non-empty config in force, by stored entity path (own broker: decrypted)."""
@@ -379,21 +385,20 @@ class DynamicConfigManager:
         for path, reason in (unreadable or {}).items():
             self._report(Problem(UNREADABLE, path, None, reason), result)
         seen: set[str] = set()
-        topics: set[str] = set()
+        present: dict[EntityType, set[str]] = {}  # known_by_node names whose node is (still) there
         # Nothing in force yet (a first load): nothing can have gone, so the 100,000 paths and
         # names need not be collected to find out.
-        fresh = not self._configs and not self._topics and not self._problems
+        fresh = not self._configs and not any(self._known.values()) and not self._problems
         count = 0
         for read in reads:
             if not self._apply_one(read, result):
                 continue  # another broker's own config
             count += 1
             if not fresh:
-                seen.add(read.entity.path)
-                if read.entity.type is EntityType.TOPICS and (
-                    read.data is not None or read.error is not None
-                ):
-                    topics.add(read.entity.name)
+                entity = read.entity
+                seen.add(entity.path)
+                if (read.data is not None or read.error is not None) and handler_for(entity).known_by_node:
+                    present.setdefault(entity.type, set()).add(entity.name)
         if fresh:
             self._finish_load(result, up_to, count, initial)
             return result
@@ -414,10 +419,14 @@ class DynamicConfigManager:
                 if p.entity_path and p.entity_path.startswith(hidden)
             }
         with self._lock:
-            self._topics.intersection_update(
-                topics | {p[7:] for p in self._configs if p.startswith("topics/")}
-            )
-            self._topics.update(topics)
+            for etype in [*self._known, *(t for t in present if t not in self._known)]:
+                names = self._known.setdefault(etype, set())
+                prefix = f"{etype.value}/"
+                found = present.get(etype, set())
+                names.intersection_update(
+                    found | {p[len(prefix) :] for p in self._configs if p.startswith(prefix)}
+                )
+                names.update(found)
             for key in [k for k, p in self._problems.items() if p.entity_path and p.entity_path not in keep]:
                 del self._problems[key]  # the node is gone from ZooKeeper
                 self._problem_index = None
@@ -454,34 +463,34 @@ class DynamicConfigManager:
         if not handler.follows(entity, self.broker_id):
             return False
         path = entity.path
-        is_topic = entity.type is EntityType.TOPICS
+        independent = handler.independent
         if read.error is not None:
             self._report(Problem(UNREADABLE, path, number, read.error), result)
             return True
         try:
             stored = decode_entity_config(read.data) if read.data is not None else {}
         except InvalidInput as exc:
-            self._know_topic(entity, read)
+            self._know(handler, entity, read)
             self._report(Problem(POISON, path, number, str(exc)), result)
             return True
         admission = handler.admit(entity, stored, change_number=number, decrypt=self._decrypt)
         if admission.config is None:
-            self._know_topic(entity, read)
+            self._know(handler, entity, read)
             for problem in admission.problems:
                 self._report(problem, result)
             return True
-        config = compact(admission.config) if is_topic else _interned(admission.config)
+        config = compact(admission.config) if independent else _interned(admission.config)
         old = self._configs.get(path, _EMPTY)
         if (not config) if old is _EMPTY else config == old:
-            if is_topic:
+            if handler.known_by_node:
                 if read.data is None:
                     with self._lock:
-                        self._topics.discard(entity.name)
+                        self._known.get(entity.type, set()).discard(entity.name)
                 else:
-                    self._know_topic(entity, read)
-            self._settle_problems(entity, number, admission.problems, self._view, result)
+                    self._know(handler, entity, read)
+            self._settle_problems(handler, entity, number, admission.problems, self._view, result)
             return True
-        if is_topic and not self.plugins:
+        if independent and not self.plugins:
             # The hot path of a full load: a topic moves nothing but itself, and no plugin needs
             # to see the proposal, so no overlay view is built and only the changed keys resolve.
             after = self._view
@@ -491,7 +500,7 @@ class DynamicConfigManager:
             moved = handler.moved(entity, self._view, after, self._wanted) if self.plugins else []
             rejection = self._validate(moved, number)
             if rejection is not None:
-                self._know_topic(entity, read)
+                self._know(handler, entity, read)
                 plugin, reason = rejection
                 self._report(Problem(REJECTED, path, number, reason, plugin=plugin), result)
                 return True
@@ -502,28 +511,29 @@ class DynamicConfigManager:
             )
             if after is self._view:
                 values = handler.effective_of(entity, self._view, config, diffs)
-            elif entity.type is EntityType.BROKERS:
-                values = after.resolution.values
             else:
                 values = handler.effective(entity, after)
             keys = tuple(KeyChange(n, config.get(n), values.get(n)) for n in diffs)
             result.applied.append(AppliedChange(number, path, keys))
         result.applied_count += 1
-        self._commit(entity, config, after, removed=read.data is None, number=number)
-        if admission.problems or entity.type is EntityType.BROKERS or self._problems:
-            self._settle_problems(entity, number, admission.problems, after, result)
+        self._commit(handler, entity, config, after, removed=read.data is None)
+        if admission.problems or handler.layered or self._problems:
+            self._settle_problems(handler, entity, number, admission.problems, after, result)
         for update in moved:
             self._reconfigure(update, number)
         return True
 
-    def _know_topic(self, entity: Entity, read: EntityRead) -> None:
+    def _know(self, handler: FamilyHandler, entity: Entity, read: EntityRead) -> None:
         """A topic whose node exists is known (plugins hear about it) whatever its config."""
-        if entity.type is EntityType.TOPICS and read.data is not None and entity.name not in self._topics:
-            with self._lock:
-                self._topics.add(entity.name)
+        if handler.known_by_node and read.data is not None:
+            names = self._known.get(entity.type)
+            if names is None or entity.name not in names:
+                with self._lock:
+                    self._known.setdefault(entity.type, set()).add(entity.name)
 
     def _settle_problems(
         self,
+        handler: FamilyHandler,
         entity: Entity,
         number: int | None,
         admitted: Sequence[Problem],
@@ -537,12 +547,12 @@ class DynamicConfigManager:
                 for key in [k for k in self._problems if k[1] == path]:
                     del self._problems[key]
                 self._problem_index = None
-            if entity.type is EntityType.BROKERS:
+            if handler.layered:
                 self._layer_changes[path] = number
         for problem in admitted:
             self._report(problem, result)
-        if entity.type is EntityType.BROKERS:
-            for problem in BROKER.ignored(view, self._layer_changes):
+        if handler.layered:
+            for problem in handler.ignored(view, self._layer_changes):
                 if problem.entity_path == path:
                     self._report(problem, result)
 
@@ -602,42 +612,49 @@ class DynamicConfigManager:
     # ------------------------------------------------------------------------------ commit
 
     def _commit(
-        self, entity: Entity, config: dict[str, str], after: BrokerView, *, removed: bool, number: int | None
+        self,
+        handler: FamilyHandler,
+        entity: Entity,
+        config: dict[str, str],
+        after: BrokerView,
+        *,
+        removed: bool,
     ) -> None:
         path = entity.path
         with self._lock:
-            family = None if entity.type is EntityType.TOPICS else family_of(path)
+            family = handler.family if handler.interdependent else None
             if config:
                 self._configs[path] = config
                 if family is not None:
-                    self._families[family].add(path)
+                    self._families.setdefault(family, set()).add(path)
             else:
                 self._configs.pop(path, None)
                 if family is not None:
-                    self._families[family].discard(path)
-            if entity.type is EntityType.BROKERS:
+                    self._families.setdefault(family, set()).discard(path)
+            if handler.layered:  # the broker's own config is resolved again
                 self._view = BrokerView(
                     self.broker_id,
                     self.static_config,
                     self._configs,
-                    topics=self._topics,
+                    known=self._known,
                     families=self._families,
                     resolution=after.resolution,
                 )
                 self._broker_lines = None
-            if entity.type is EntityType.TOPICS:
+            if handler.known_by_node:
                 if removed:
-                    self._topics.discard(entity.name)
+                    self._known.get(entity.type, set()).discard(entity.name)
                 else:
-                    self._topics.add(entity.name)
-                if self._stale_topics is not None:
+                    self._known.setdefault(entity.type, set()).add(entity.name)
+            if handler.independent:
+                if self._stale is not None:
                     if config:
-                        self._stale_topics.add(path)
+                        self._stale.add(path)
                     else:
-                        self._stale_topics.discard(path)
-                        if self._topic_lines.pop(path, None) is not None:
-                            self._topic_order = None
-            elif entity.type is not EntityType.BROKERS:
+                        self._stale.discard(path)
+                        if self._member_lines.pop(path, None) is not None:
+                            self._member_order = None
+            elif family is not None:
                 self._other_lines = None
 
     # ------------------------------------------------------------------------------ problems
@@ -696,7 +713,7 @@ class DynamicConfigManager:
 
     @staticmethod
     def _static_sensitive(name: str) -> bool:
-        return catalogue.is_sensitive(EntityType.BROKERS, name)
+        return BROKER.is_password(name)
 
     def state_document(self) -> dict[str, Any]:
         """Contract 4's broker state, plus Contract 7's problems and what an operator needs to trust it."""
@@ -725,28 +742,34 @@ class DynamicConfigManager:
             head = snapshot.head(self.broker_id, self.last_applied_change)
             tail = snapshot.tail(captured)
             if self._broker_lines is None:
-                own = Entity(EntityType.BROKERS, str(self.broker_id))
                 self._broker_lines = _bodies(
-                    own.path,
+                    self._view.own_path,
                     self._view.resolution.values,
                     sorted(self._view.resolution.values),
                     self.digest_key,
                 )
             if self._other_lines is None:
                 self._other_lines = self._render_others()
-            stale = self._stale_topics
+            stale = self._stale
             if stale is None:
-                stale = {p for p in self._configs if p.startswith("topics/")}
+                independent = tuple(f"{t.value}/" for h in handlers() if h.independent for t in h.types)
+                stale = {p for p in self._configs if p.startswith(independent)}
+            handler: FamilyHandler | None = None
+            type_prefix: str | None = None
             for path in stale:
-                bodies = self._render(Entity(EntityType.TOPICS, path[7:]))
-                if path not in self._topic_lines:
-                    self._topic_order = None
-                self._topic_lines[path] = bodies[0] if len(bodies) == 1 else bodies
-            self._stale_topics = set()
-            if self._topic_order is None:
-                self._topic_order = sorted(self._topic_lines)
-            topic_groups = [self._topic_lines[p] for p in self._topic_order]
-            groups = [self._broker_lines, *topic_groups, self._other_lines]
+                if type_prefix is None or not path.startswith(type_prefix):  # one type: one handler
+                    type_prefix = path.split("/", 1)[0] + "/"
+                    handler = handler_at(path)
+                assert handler is not None
+                bodies = self._render(handler.entity_at(path), handler)
+                if path not in self._member_lines:
+                    self._member_order = None
+                self._member_lines[path] = bodies[0] if len(bodies) == 1 else bodies
+            self._stale = set()
+            if self._member_order is None:
+                self._member_order = sorted(self._member_lines)
+            member_groups = [self._member_lines[p] for p in self._member_order]
+            groups = [self._broker_lines, *member_groups, self._other_lines]
         for lines in groups:
             if isinstance(lines, str):
                 yield head + lines + tail
@@ -754,13 +777,14 @@ class DynamicConfigManager:
             for body in lines:
                 yield head + body + tail
 
-    def _render(self, entity: Entity) -> tuple[str, ...]:
-        values = handler_for(entity).snapshot_values(entity, self._view)
+    def _render(self, entity: Entity, handler: FamilyHandler | None = None) -> tuple[str, ...]:
+        values = (handler or handler_for(entity)).snapshot_values(entity, self._view)
         return _bodies(entity.path, {v.name: v for v in values}, [v.name for v in values], self.digest_key)
 
     def _render_others(self) -> tuple[str, ...]:
+        """The snapshot lines of every member of the interdependent families (quotas, IPs)."""
         lines: list[str] = []
-        for path in sorted(self._families["quotas"] | self._families["ips"]):
+        for path in sorted(set().union(*self._families.values())):
             try:
                 entity = Entity.from_path(path)
             except InvalidInput:
