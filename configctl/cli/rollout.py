@@ -53,7 +53,7 @@ from configctl.errors import (
     RolloutStuck,
     one_line,
 )
-from configctl.rollout import canary, control, nodes, steps, waves
+from configctl.rollout import canary, control, steps, waves
 from configctl.rollout.parsing import (
     check_rollout_id,
     format_duration,
@@ -61,7 +61,7 @@ from configctl.rollout.parsing import (
     parse_duration,
     parse_waves,
 )
-from configctl.rollout.record import Options, Record
+from configctl.rollout.record import Listed, Loaded, Options, Record
 from configctl.rollout.steps import Progress, Report
 
 _LEFT_OPEN = (3, 4, 8)
@@ -382,7 +382,7 @@ def _running(owner: dict[str, Any] | None) -> str:
 
 @dataclass(frozen=True)
 class _ListView:
-    items: list[nodes.Listed]
+    items: list[Listed]
 
     def to_json(self) -> list[dict[str, Any]]:
         result = []
@@ -446,7 +446,7 @@ class _ListView:
 
 @dataclass(frozen=True)
 class _ShowView:
-    loaded: nodes.Loaded
+    loaded: Loaded
 
     def to_json(self) -> dict[str, Any]:
         loaded = self.loaded
@@ -554,7 +554,7 @@ def rollout() -> None:
 def list_rollouts(only_open: bool) -> None:
     """Every rollout with a record (open ones, and the last finished ones), newest first."""
     with open_store() as store:
-        items = nodes.listing(store.session)
+        items = store.rollouts.listing()
     if only_open:
         items = [i for i in items if i.record is None or i.record.open]
     show(_ListView(items))
@@ -567,7 +567,7 @@ def show_rollout(rollout_id: str) -> None:
     """One rollout: its state, plan, what it wrote (and would undo), and its events."""
     check_rollout_id(rollout_id)
     with open_store() as store:
-        loaded = nodes.load(store.session, rollout_id)
+        loaded = store.rollouts.load(rollout_id)
     show(_ShowView(loaded))
 
 

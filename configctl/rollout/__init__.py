@@ -2,7 +2,8 @@
 
 * :mod:`~configctl.rollout.parsing`: durations, broker ids, wave sizes and rollout ids as typed;
 * :mod:`~configctl.rollout.record`: the rollout's record (plan, step reached, undo bytes);
-* :mod:`~configctl.rollout.nodes`: that record in ZooKeeper, and every multi that moves it on;
+* the store keeps that record and moves it on (``store.rollouts``, :class:`configctl.store.Rollouts`;
+  ZooKeeper's is :mod:`configctl.zk.rollouts`, every multi version-checked on the record);
 * :mod:`~configctl.rollout.health`: the soak watch and the health check command;
 * :mod:`~configctl.rollout.steps`: judging one step (wait, soak, check) and the report;
 * :mod:`~configctl.rollout.canary` and :mod:`~configctl.rollout.waves`: the two runners;

@@ -30,13 +30,11 @@ from configctl import catalogue, fleet, impact, validation, writer
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
-from configctl.rollout import nodes, steps
 from configctl.rollout import record as rec
-from configctl.rollout.nodes import Active, EntitiesMoved, TakenOver
-from configctl.rollout.record import CanaryPlan, Options, Planned, Record
+from configctl.rollout import steps
+from configctl.rollout.record import CanaryPlan, EntitiesMoved, Options, Planned, Record, TakenOver
 from configctl.rollout.steps import Observer, Report, Run
-from configctl.zk.configstore import Change, ConfigStore
-from configctl.znodes import decode_entity_config
+from configctl.store import ActiveRollout, Change, ConfigStore
 
 DEFAULT_BROKERS = Entity(EntityType.BROKERS, DEFAULT)
 
@@ -91,7 +89,7 @@ def prepare(
             "--canary cannot test --delete-config: a per-broker override can set a key but not express "
             "'no value at <default>'; canary the value the brokers would fall back to, or delete without --canary"
         )
-    session = store.session
+    store.capabilities.require(*steps.NEEDS, what="a canary")
     live = fleet.broker_states(store)
     missing = [b for b in brokers if b not in live]
     if missing:
@@ -100,15 +98,9 @@ def prepare(
             "running broker whose listener reports what it applied (configctl status)"
         )
     canaries = [Entity(EntityType.BROKERS, str(b)) for b in brokers]
-    found = session.get_many([e.znode for e in [DEFAULT_BROKERS, *canaries]])
-    configs: list[dict[str, str]] = []
-    for item, node in zip([DEFAULT_BROKERS, *canaries], found, strict=True):
-        try:
-            configs.append(decode_entity_config(node[0]) if node is not None else {})
-        except InvalidInput as exc:
-            raise InvalidInput(f"{item.znode} holds a malformed config: {exc}") from None
-    default_node = found[0]
-    default_version = -1 if default_node is None else default_node[1].version
+    found = store.read_many([DEFAULT_BROKERS, *canaries])
+    configs = [stored.config for stored in found]
+    default_version = found[0].version
     if if_version is not None and default_version != if_version:
         raise Conflict(
             f"the default broker is at version {default_version}, not {if_version} (--if-version); nothing written"
@@ -132,10 +124,10 @@ def prepare(
         )
     planned = []
     canary_writes = []
-    for entity_b, config, node in zip(canaries, configs[1:], found[1:], strict=True):
+    for entity_b, config, stored in zip(canaries, configs[1:], found[1:], strict=True):
         target = {**config, **add}
         validation.check(entity_b, target, changed=list(add), allow_custom=allow_custom)
-        planned.append(Planned(entity_b, 1, target, -1 if node is None else node[1].version))
+        planned.append(Planned(entity_b, 1, target, stored.version))
         canary_writes.append(impact.Write(entity_b, config, target))
     writer.check_kafka_rules(store, [DEFAULT_BROKERS, *canaries], allow_running_brokers=allow_running_brokers)
     impact.check_write(store, canary_writes, reason=reason, identity=store.identity)
@@ -159,8 +151,7 @@ def start(
     observer: Observer | None = None,
 ) -> Report:
     """Record the canary (refused if an open rollout holds one of its entities), then run it."""
-    active = nodes.open_rollout(
-        store,
+    active = store.rollouts.open(
         prepared.planned,
         kind=rec.CANARY,
         reason=reason,
@@ -174,7 +165,7 @@ def start(
     return run(active, observer)
 
 
-def run(active: Active, observer: Observer | None = None) -> Report:
+def run(active: ActiveRollout, observer: Observer | None = None) -> Report:
     """Run (or resume) a canary from the step its record reached, to promoted, aborted or stopped."""
     work = Run(active, observer)
     canary = active.record.canary
@@ -222,10 +213,9 @@ def _run(work: Run, canary: CanaryPlan) -> None:
 
 def _promote(work: Run, canary: CanaryPlan) -> None:
     active = work.active
-    session = active.session
     work.say("promoting", f"{work.title}: promoting to brokers/<default>")
-    node = session.get(DEFAULT_BROKERS.znode)
-    version = -1 if node is None else node[1].version
+    default = active.current(DEFAULT_BROKERS)
+    version = default.version
     if version != canary.default_version:
         _abort(
             work,
@@ -233,8 +223,9 @@ def _promote(work: Run, canary: CanaryPlan) -> None:
             f"{canary.default_version}); nothing was promoted",
         )
         return
-    before = decode_entity_config(node[0]) if node is not None else {}
-    promote = Change(DEFAULT_BROKERS, dict(canary.default_target), version, previous=before)
+    if default.problem is not None:
+        raise InvalidInput(default.problem)
+    promote = Change(DEFAULT_BROKERS, dict(canary.default_target), version, previous=default.config)
     try:
         committed = active.restore(
             list(active.undo.values()),
@@ -307,7 +298,7 @@ def _stop(work: Run, failure: str) -> None:
 
 
 def _taken_over(work: Run, exc: TakenOver) -> None:
-    current = nodes.settled(work.active.session, work.active.id, exc.current)
+    current = work.active.store.rollouts.settled(work.active.id, exc.current)
     if current is not None and current.state == rec.ABORTED:
         work.report.outcome = steps.ABORTED
         work.report.failure = f"aborted by someone else ({_last_event(current)})"

@@ -15,11 +15,11 @@ owner node of a live process exists).
 from __future__ import annotations
 
 from configctl.errors import Conflict
-from configctl.rollout import canary, nodes, steps, waves
+from configctl.rollout import canary, steps, waves
 from configctl.rollout import record as rec
-from configctl.rollout.nodes import Active, EntitiesMoved, TakenOver
+from configctl.rollout.record import EntitiesMoved, TakenOver
 from configctl.rollout.steps import Observer, Report, Run
-from configctl.zk.configstore import ConfigStore
+from configctl.store import ConfigStore
 
 ABORT_ATTEMPTS = 5
 """A rollout still running moves its record now and then; an abort re-reads it this many times."""
@@ -39,11 +39,11 @@ def abort(
     moved since the rollout wrote it (nothing restored then, unless ``force``).
     """
     for attempt in range(ABORT_ATTEMPTS):
-        loaded = nodes.load(store.session, rollout_id)
+        loaded = store.rollouts.load(rollout_id)
         record = loaded.record
         if not record.open:
             raise Conflict(f"rollout {rollout_id} already ended ({record.state}); there is nothing to abort")
-        active = Active(store, loaded)
+        active = store.rollouts.resume(loaded)
         work = Run(active, observer)
         work.title = f"abort of rollout {rollout_id}"
         why = f"aborted by {store.identity}" + (f": {reason}" if reason else "")
@@ -77,7 +77,7 @@ def abort(
 
 def resume(store: ConfigStore, rollout_id: str, *, observer: Observer | None = None) -> Report:
     """Take the rollout over and run it on from the step its record reached."""
-    loaded = nodes.load(store.session, rollout_id)
+    loaded = store.rollouts.load(rollout_id)
     record = loaded.record
     if not record.open:
         raise Conflict(f"rollout {rollout_id} already ended ({record.state}); there is nothing to resume")
@@ -92,11 +92,11 @@ def resume(store: ConfigStore, rollout_id: str, *, observer: Observer | None = N
         )
     if loaded.owner is not None:
         raise Conflict(_running(rollout_id, loaded.owner))
-    active = Active(store, loaded)
+    active = store.rollouts.resume(loaded)
     try:
         active.take_over(f"resumed by {store.identity} at {record.step.get('step')} {record.wave}")
     except (TakenOver, Conflict):
-        found = nodes.load(store.session, rollout_id)
+        found = store.rollouts.load(rollout_id)
         raise Conflict(_running(rollout_id, found.owner or {})) from None
     if record.kind == rec.CANARY:
         return canary.run(active, observer)

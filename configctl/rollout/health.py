@@ -1,6 +1,6 @@
 """Is a step healthy? The soak (no new problem on the brokers that run it) and the health check.
 
-The soak watches the brokers' state nodes (ZooKeeper watches, no polling) for the soak time:
+The soak watches the brokers' published states (the store's watches, no polling) for the soak time:
 a new problem on any of them, or its listener going away, fails the step at once. The health
 check is the operator's own command, run by the shell with the step's facts in its environment
 (broker ids, change numbers, entities); exit 0 is healthy, anything else (or running past its
@@ -80,19 +80,20 @@ def soak(
     seconds: float,
     baseline: Mapping[int, set[ProblemKey] | None],
     *,
-    record_path: str | None = None,
+    rollout_id: str | None = None,
     record_version: int | None = None,
     on_tick: Callable[[float], None] | None = None,
 ) -> SoakResult:
     """Watch ``brokers`` for ``seconds``: fail on a problem not in ``baseline`` or a listener that stops.
 
-    With ``record_path``, a change to the rollout's record by someone else (``rollout abort`` from
+    With ``rollout_id``, a change to the rollout's record by someone else (``rollout abort`` from
     another terminal) ends the soak at once (``interrupted_by_record``).
     """
     ids = sorted(brokers)
     started = time.monotonic()
     if seconds <= 0 or not ids:
         return SoakResult(0.0)
+    store.capabilities.require("watches", "fleet_state", what="a rollout's soak")
     changed = threading.Condition()
     failure: list[tuple[str, tuple[tuple[int, Problem], ...]]] = []
     record_moved: list[bool] = []
@@ -128,10 +129,10 @@ def soak(
 
         return on_data
 
-    def on_record(data: bytes | None, stat: Any, event: Any = None) -> bool:
+    def on_record(version: int | None) -> bool:
         if finished:
             return False
-        if stat is None or (record_version is not None and stat.version != record_version):
+        if version is None or (record_version is not None and version != record_version):
             with changed:
                 record_moved.append(True)
                 changed.notify_all()
@@ -140,8 +141,8 @@ def soak(
 
     for i in ids:
         store.watch_broker_state(i, watcher(i))
-    if record_path is not None:
-        store.session.watch_data(record_path, on_record)
+    if rollout_id is not None:
+        store.rollouts.watch(rollout_id, on_record)
     deadline = started + seconds
     with changed:
         while not failure and not record_moved:

@@ -330,3 +330,50 @@ def waves_of(planned: Sequence[Planned]) -> list[list[Planned]]:
     for item in planned:
         by_wave.setdefault(item.wave, []).append(item)
     return [by_wave[w] for w in sorted(by_wave)]
+
+
+# -- a rollout as a store holds it, and what stops one moving on -------------------------------------
+
+
+class TakenOver(Exception):
+    """The record changed under this process (``rollout abort`` or ``resume`` elsewhere): stop now."""
+
+    def __init__(self, current: Record | None) -> None:
+        state = current.state if current is not None else "removed"
+        super().__init__(f"the rollout's record was changed by someone else (now {state})")
+        self.current = current
+
+
+class EntitiesMoved(Exception):
+    """An entity the rollout was about to write (or restore) is not where it expected: nothing written."""
+
+    def __init__(self, entities: Sequence[Entity], detail: str = "") -> None:
+        names = ", ".join(e.label for e in entities[:5]) + (
+            f" and {len(entities) - 5} more" if len(entities) > 5 else ""
+        )
+        super().__init__(
+            detail or (f"{names} changed since the rollout read it" if entities else "a node moved")
+        )
+        self.entities = list(entities)
+
+
+@dataclass
+class Loaded:
+    """Everything recorded about one rollout."""
+
+    record: Record
+    version: int
+    planned: list[Planned]
+    undo: list[UndoChunk]
+    owner: dict[str, Any] | None
+    children: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One rollout as ``rollout list`` shows it (``problem`` when its record cannot be read)."""
+
+    id: str
+    record: Record | None
+    owner: dict[str, Any] | None
+    problem: str | None = None

@@ -21,10 +21,12 @@ from typing import Any
 from configctl import fleet
 from configctl.entities import Entity
 from configctl.rollout import health
-from configctl.rollout.nodes import Active, TakenOver, read_record
 from configctl.rollout.parsing import format_duration
-from configctl.rollout.record import Record
-from configctl.zk.configstore import Committed
+from configctl.rollout.record import Record, TakenOver
+from configctl.store import ActiveRollout, Committed
+
+NEEDS = ("versioned_writes", "extra_nodes", "watches", "fleet_state", "rollout_records")
+"""What a rollout needs of its store (:class:`configctl.store.Capabilities`)."""
 
 # outcomes of a rollout, and the exit status each earns (Contract 8; docs/rollout.md)
 PROMOTED = "promoted"
@@ -86,7 +88,7 @@ class Report:
 class Run:
     """One process's work on a rollout: the active record, the report, and the observer."""
 
-    def __init__(self, active: Active, observer: Observer | None = None) -> None:
+    def __init__(self, active: ActiveRollout, observer: Observer | None = None) -> None:
         self.active = active
         self.observer = observer
         self.report = Report(active.id, active.record.kind)
@@ -154,7 +156,7 @@ def check_env(
         "CONFIGCTL_CHANGE": str(numbers[-1]) if numbers else "",
         "CONFIGCTL_CHANGES": ",".join(str(n) for n in numbers),
         "CONFIGCTL_ENTITIES": ",".join(dict.fromkeys(w.entity.path for w in written)),
-        "CONFIGCTL_ZOOKEEPER": run.active.session.connect,
+        "CONFIGCTL_ZOOKEEPER": run.active.store.location,
     }
     if run.record.canary is not None:
         env["CONFIGCTL_CANARY_BROKERS"] = ",".join(str(b) for b in run.record.canary.brokers)
@@ -182,7 +184,6 @@ def _judge(
 ) -> str | None:
     options = run.record.options
     store = run.active.store
-    session = run.active.session
     run.say("waiting", f"{run.title}: waiting for the brokers to apply it")
     result = fleet.wait(
         store,
@@ -222,13 +223,13 @@ def _judge(
             ids,
             options.soak_seconds,
             baseline,
-            record_path=run.active.path,
+            rollout_id=run.active.id,
             record_version=run.active.version,
             on_tick=lambda left: run.say("soaking", soak_left=left, brokers=result.brokers),
         )
         run.step({**step, "part": "soak", **{k: v for k, v in soaked.to_json().items() if k != "step"}})
         if soaked.interrupted_by_record:
-            found = read_record(session, run.active.id)
+            found = store.rollouts.record(run.active.id)
             raise TakenOver(found[0] if found else None)
         if not soaked.ok:
             return soaked.failure

@@ -19,20 +19,17 @@ from collections.abc import Sequence
 
 from configctl.desired.apply import StalePlan, _phases, moved_since
 from configctl.desired.plan import Plan, listed
-from configctl.rollout import nodes, steps
 from configctl.rollout import record as rec
-from configctl.rollout.nodes import Active, EntitiesMoved, TakenOver
+from configctl.rollout import steps
 from configctl.rollout.parsing import WaveSpec
-from configctl.rollout.record import Options, Planned, UndoChunk, waves_of
+from configctl.rollout.record import EntitiesMoved, Options, Planned, TakenOver, waves_of
 from configctl.rollout.steps import Observer, Report, Run
-from configctl.zk.configstore import Change, ConfigStore
-
-MAX_WRITES_PER_MULTI = 150
-"""Entities per multi (each is up to six operations with its notification and history)."""
+from configctl.store import ActiveRollout, Change, ConfigStore
 
 
 def prepare(store: ConfigStore, plan: Plan, spec: WaveSpec) -> list[Planned]:
     """The plan's writes, each with its wave; :class:`StalePlan` if the state moved since the plan."""
+    store.capabilities.require(*steps.NEEDS, what="a rollout in waves")
     if plan.seen:
         moved = moved_since(store, plan.seen)
         if moved:
@@ -60,8 +57,7 @@ def start(
 ) -> Report:
     """Record the rollout (refused if an open rollout holds one of its entities), then run it."""
     count = max((p.wave for p in planned), default=0)
-    active = nodes.open_rollout(
-        store,
+    active = store.rollouts.open(
         planned,
         kind=rec.WAVES,
         reason=reason,
@@ -73,14 +69,14 @@ def start(
     return run(active, observer)
 
 
-def run(active: Active, observer: Observer | None = None) -> Report:
+def run(active: ActiveRollout, observer: Observer | None = None) -> Report:
     """Run (or resume) a wave rollout from the wave its record reached."""
     work = Run(active, observer)
     work.report.extra = {"waves": _waves_json(active, None)}
     try:
         _run(work)
     except TakenOver as exc:
-        current = nodes.settled(active.session, active.id, exc.current)
+        current = active.store.rollouts.settled(active.id, exc.current)
         aborted = current is not None and current.state == rec.ABORTED
         work.report.outcome = steps.ABORTED if aborted else steps.STOPPED
         if aborted:
@@ -107,7 +103,7 @@ def _run(work: Run) -> None:
         if todo:
             work.say("writing", f"{work.title}: writing")
         try:
-            for batch in _batches(todo):
+            for batch in _batches(active, todo):
                 committed += active.write(
                     batch,
                     reason=work.history_reason(f"wave {number} of {total}"),
@@ -168,7 +164,7 @@ def revert(work: Run, *, reason: str, failure: str | None, force: bool = False) 
     active = work.active
     chunks = sorted(active.undo.values(), key=lambda c: c.index, reverse=True)
     restored = [u.entity.path for c in chunks for u in c.entries]
-    groups = _restore_groups(chunks)
+    groups = active.restore_groups(chunks)
     if not groups:
         active.finish(
             f"aborted: {failure or 'by request'}; nothing had been written",
@@ -191,47 +187,14 @@ def revert(work: Run, *, reason: str, failure: str | None, force: bool = False) 
     return sorted(restored)
 
 
-def _restore_groups(chunks: Sequence[UndoChunk]) -> list[list[UndoChunk]]:
-    groups: list[list[UndoChunk]] = []
-    size = count = 0
-    for chunk in chunks:
-        cost = sum(2 * len(u.previous or b"") + 1000 for u in chunk.entries)
-        if (
-            groups
-            and size + cost <= nodes.BUDGET_BYTES
-            and count + len(chunk.entries) <= MAX_WRITES_PER_MULTI
-        ):
-            groups[-1].append(chunk)
-            size += cost
-            count += len(chunk.entries)
-        else:
-            groups.append([chunk])
-            size, count = cost, len(chunk.entries)
-    return groups
-
-
-def _batches(items: Sequence[Planned]) -> list[list[Planned]]:
+def _batches(active: ActiveRollout, items: Sequence[Planned]) -> list[list[Planned]]:
     """The multis a wave is written in: users created by it before their clients (as ``apply`` does:
-    a client's write creates its user's node), each multi within ZooKeeper's request size."""
+    a client's write creates its user's node), each within the store's transaction size."""
     if not items:
         return []
     by_entity = {p.entity: p for p in items}
     phases = _phases([Change(p.entity, dict(p.target), p.expected_version) for p in items])
-    result: list[list[Planned]] = []
-    for phase in phases:
-        batch: list[Planned] = []
-        size = 0
-        for change in phase:
-            item = by_entity[change.entity]
-            cost = nodes.write_cost(item.target, None)
-            if batch and (size + cost > nodes.BUDGET_BYTES or len(batch) >= MAX_WRITES_PER_MULTI):
-                result.append(batch)
-                batch, size = [], 0
-            batch.append(item)
-            size += cost
-        if batch:
-            result.append(batch)
-    return result
+    return [batch for phase in phases for batch in active.write_batches([by_entity[c.entity] for c in phase])]
 
 
 def _went_out(work: Run) -> None:
@@ -245,7 +208,7 @@ def _went_out(work: Run) -> None:
     work.report.extra = {"waves": _waves_json(active, work.report)}
 
 
-def _waves_json(active: Active, report: Report | None) -> list[dict[str, object]]:
+def _waves_json(active: ActiveRollout, report: Report | None) -> list[dict[str, object]]:
     went = set(report.went_out) if report is not None else set()
     return [
         {

@@ -29,7 +29,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNodeError, RolledBackError
 
@@ -64,6 +65,9 @@ from configctl.znodes import (
     encode_entity_config,
     encode_notification,
 )
+
+if TYPE_CHECKING:
+    from configctl.zk.rollouts import Rollouts
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +185,13 @@ class ConfigStore:
     def location(self) -> str:
         """ZooKeeper's connect string (with its chroot)."""
         return self.session.connect
+
+    @cached_property
+    def rollouts(self) -> Rollouts:
+        """The rollout records beside the configs (:mod:`configctl.zk.rollouts`)."""
+        from configctl.zk.rollouts import Rollouts  # it writes through this module's multi
+
+        return Rollouts(self)
 
     # -- reads ----------------------------------------------------------------------------------
 

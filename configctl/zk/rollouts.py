@@ -1,4 +1,9 @@
-"""A rollout in ZooKeeper: created with its claims, loaded back, and moved on one multi at a time.
+"""Rollout records in ZooKeeper: created with their claims, loaded back, and moved on one multi at a time.
+
+ZooKeeper's implementation of :class:`configctl.store.Rollouts` (``store.rollouts``), written
+through the config store's own multi (:meth:`configctl.zk.configstore.ConfigStore.commit` with
+``extra`` nodes), within its size limits and by its version rule
+(:func:`configctl.store.version_after`).
 
 Every multi a rollout sends carries, with its entity writes, the record node set at the version
 this process last saw. That one rule gives the guarantees of Contract 8:
@@ -10,7 +15,7 @@ this process last saw. That one rule gives the guarantees of Contract 8:
   the rollout runs, a second ``resume``): the second multi fails on the record's version and its
   process stops, having written nothing;
 * entity nodes are version-checked as every configctl write is: a concurrent writer makes the
-  rollout stop, never overwrite (:class:`EntitiesMoved`).
+  rollout stop, never overwrite (:class:`~configctl.rollout.record.EntitiesMoved`).
 
 A second rollout touching an entity an open rollout claims is refused when it is created: the
 claim nodes (``/configctl/rollout-claims/<entity path>``) are created in the same multi as the
@@ -24,9 +29,9 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from configctl.entities import Entity, EntityType
 from configctl.errors import (
@@ -38,66 +43,104 @@ from configctl.errors import (
     ZooKeeperUnavailable,
 )
 from configctl.rollout import record as rec
-from configctl.rollout.parsing import new_rollout_id
-from configctl.rollout.record import Planned, Record, Undo, UndoChunk
-from configctl.zk.configstore import CLEANED_TYPES, Change, CommitInterrupted, Committed, ConfigStore, NodeOp
-from configctl.zk.errors import VersionConflict
+from configctl.rollout.parsing import check_rollout_id, new_rollout_id
+from configctl.rollout.record import (
+    EntitiesMoved,
+    Listed,
+    Loaded,
+    Planned,
+    Record,
+    TakenOver,
+    Undo,
+    UndoChunk,
+)
+from configctl.store import (
+    ABSENT,
+    Change,
+    CommitInterrupted,
+    Committed,
+    NodeOp,
+    Stored,
+    VersionConflict,
+    version_after,
+)
+from configctl.zk.configstore import CLEANED_TYPES, MAX_MULTI_BYTES, MAX_MULTI_OPS
 from configctl.zk.session import ZkSession
 from configctl.znodes import RolloutZNode, decode_entity_config, encode_entity_config
 
-BUDGET_BYTES = 800_000
-"""Bytes of entity data one rollout multi may carry (ZooKeeper takes about 1 MiB per request)."""
-MAX_OPS = 900
-"""Operations per multi (ZooKeeper has no hard limit, but a request must stay under 1 MiB)."""
-PLAN_CHUNK_BYTES = 400_000
+if TYPE_CHECKING:
+    from configctl.zk.configstore import ConfigStore
+
+BUDGET_BYTES = MAX_MULTI_BYTES - 100_000
+"""Bytes of entity data one rollout multi may carry: the store's multi, less room for the record
+node with its events, the undo chunk's own framing and the claims."""
+MAX_OPS = MAX_MULTI_OPS - 100
+"""Operations per rollout multi: the store's, less room for the record, undo and claim nodes."""
+MAX_WRITES_PER_MULTI = MAX_OPS // 6
+"""Entities per multi (each is up to six operations with its notification and history)."""
+PLAN_CHUNK_BYTES = BUDGET_BYTES // 2
 """The largest ``plan-NNNN`` node: a plan of 100,000 topics is recorded in a few hundred of them."""
 FINISHED_KEPT = 50
 """Finished rollouts whose records are kept for ``rollout list|show`` (older ones are removed)."""
 SETTLE_PAUSE = 0.25
 
 
-class TakenOver(Exception):
-    """The record changed under this process (``rollout abort`` or ``resume`` elsewhere): stop now."""
+class Rollouts:
+    """The rollout records beside one ZooKeeper config store (its :attr:`~ConfigStore.rollouts`)."""
 
-    def __init__(self, current: Record | None) -> None:
-        state = current.state if current is not None else "removed"
-        super().__init__(f"the rollout's record was changed by someone else (now {state})")
-        self.current = current
+    def __init__(self, store: ConfigStore) -> None:
+        self.store = store
+        self.session: ZkSession = store.session
 
+    def record(self, rollout_id: str) -> tuple[Record, int] | None:
+        return read_record(self.session, rollout_id)
 
-class EntitiesMoved(Exception):
-    """An entity the rollout was about to write (or restore) is not where it expected: nothing written."""
+    def load(self, rollout_id: str) -> Loaded:
+        return load(self.session, rollout_id)
 
-    def __init__(self, entities: Sequence[Entity], detail: str = "") -> None:
-        names = ", ".join(e.label for e in entities[:5]) + (
-            f" and {len(entities) - 5} more" if len(entities) > 5 else ""
+    def listing(self) -> list[Listed]:
+        return listing(self.session)
+
+    def settled(self, rollout_id: str, current: Record | None, timeout: float = 15.0) -> Record | None:
+        return settled(self.session, rollout_id, current, timeout)
+
+    def open(
+        self,
+        planned: Sequence[Planned],
+        *,
+        kind: str,
+        reason: str,
+        options: rec.Options,
+        waves: int,
+        step: dict[str, Any],
+        summary: str,
+        entities: tuple[str, ...] = (),
+        canary: rec.CanaryPlan | None = None,
+    ) -> Active:
+        return open_rollout(
+            self.store,
+            planned,
+            kind=kind,
+            reason=reason,
+            options=options,
+            waves=waves,
+            step=step,
+            summary=summary,
+            entities=entities,
+            canary=canary,
         )
-        super().__init__(
-            detail or (f"{names} changed since the rollout read it" if entities else "a node moved")
-        )
-        self.entities = list(entities)
 
+    def resume(self, loaded: Loaded) -> Active:
+        return Active(self.store, loaded)
 
-@dataclass
-class Loaded:
-    """Everything recorded about one rollout."""
+    def watch(self, rollout_id: str, on_version: Callable[[int | None], bool]) -> None:
+        """Call ``on_version`` with the record's version (None: removed) now and at every change,
+        until it returns False (a ZooKeeper data watch the caller does not wait for)."""
 
-    record: Record
-    version: int
-    planned: list[Planned]
-    undo: list[UndoChunk]
-    owner: dict[str, Any] | None
-    children: list[str] = field(default_factory=list)
+        def on_data(data: bytes | None, stat: Any, event: Any = None) -> bool:
+            return on_version(None if stat is None else stat.version)
 
-
-@dataclass(frozen=True)
-class Listed:
-    """One rollout as ``rollout list`` shows it (``problem`` when its record cannot be read)."""
-
-    id: str
-    record: Record | None
-    owner: dict[str, Any] | None
-    problem: str | None = None
+        self.session.watch_data(RolloutZNode.path(rollout_id), on_data)
 
 
 def now_ms() -> int:
@@ -186,8 +229,6 @@ def listing(session: ZkSession) -> list[Listed]:
 
 
 def _is_id(name: str) -> bool:
-    from configctl.rollout.parsing import check_rollout_id
-
     try:
         check_rollout_id(name)
         return True
@@ -395,6 +436,17 @@ class Active:
     def path(self) -> str:
         return RolloutZNode.path(self.id)
 
+    def current(self, entity: Entity) -> Stored:
+        """``entity`` as it is now (one read, retried while the connection recovers); a node that
+        is not a Kafka config comes back with its ``problem``."""
+        found = self.session.get(entity.znode)
+        if found is None:
+            return Stored(entity, {}, ABSENT)
+        try:
+            return Stored(entity, decode_entity_config(found[0]), found[1].version)
+        except InvalidInput as exc:
+            return Stored(entity, {}, found[1].version, problem=str(exc))
+
     def entity_paths(self) -> list[str]:
         """Every entity the rollout touches (what it claims)."""
         return list(dict.fromkeys([*self.record.entities, *(p.entity.path for p in self.planned)]))
@@ -533,6 +585,39 @@ class Active:
                 self._after_finish(leftover)
         return committed
 
+    def write_batches(self, items: Sequence[Planned]) -> list[list[Planned]]:
+        """``items`` (in the order they must go out) cut into the multis :meth:`write` sends, each
+        within :data:`BUDGET_BYTES` and :data:`MAX_WRITES_PER_MULTI`."""
+        result: list[list[Planned]] = []
+        batch: list[Planned] = []
+        size = 0
+        for item in items:
+            cost = write_cost(item.target, None)
+            if batch and (size + cost > BUDGET_BYTES or len(batch) >= MAX_WRITES_PER_MULTI):
+                result.append(batch)
+                batch, size = [], 0
+            batch.append(item)
+            size += cost
+        if batch:
+            result.append(batch)
+        return result
+
+    def restore_groups(self, chunks: Sequence[UndoChunk]) -> list[list[UndoChunk]]:
+        """Undo chunks (in the order they go back) grouped into the multis :meth:`restore` sends,
+        each within :data:`BUDGET_BYTES` and :data:`MAX_WRITES_PER_MULTI`."""
+        groups: list[list[UndoChunk]] = []
+        size = count = 0
+        for chunk in chunks:
+            cost = sum(2 * len(u.previous or b"") + 1000 for u in chunk.entries)
+            if groups and size + cost <= BUDGET_BYTES and count + len(chunk.entries) <= MAX_WRITES_PER_MULTI:
+                groups[-1].append(chunk)
+                size += cost
+                count += len(chunk.entries)
+            else:
+                groups.append([chunk])
+                size, count = cost, len(chunk.entries)
+        return groups
+
     def finish(self, text: str, changes: dict[str, Any]) -> None:
         """End the rollout without writing entities (waves completed, an abort with nothing to undo)."""
         extra = [NodeOp("delete", RolloutZNode.undo(self.id, c)) for c in self.undo]
@@ -627,7 +712,7 @@ class Active:
                     ) from None
                 time.sleep(SETTLE_PAUSE)
         if found is not None and found[0] == data:
-            return [Committed(c.entity, c.expected_version + 1, None) for c in exc.unknown]
+            return [Committed(c.entity, version_after(c.expected_version), None) for c in exc.unknown]
         if found is not None and found[1].version == self.version:
             raise exc.error
         raise TakenOver(Record.decode(found[0]) if found else None)
@@ -652,16 +737,14 @@ class Active:
 
 
 def _version(node: Any) -> int:
-    return -1 if node is None else node[1].version
+    return ABSENT if node is None else node[1].version
 
 
 def _written(item: Planned) -> int:
     """The version the write leaves the node at; -1 where Kafka's rule removes an emptied quota node."""
-    if item.expected_version < 0:
-        return 0
-    if not item.target and item.entity.type in CLEANED_TYPES:
-        return -1
-    return item.expected_version + 1
+    if item.expected_version >= 0 and not item.target and item.entity.type in CLEANED_TYPES:
+        return ABSENT
+    return version_after(item.expected_version)
 
 
 def _users_last(changes: list[Change]) -> list[Change]:

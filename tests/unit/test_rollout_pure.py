@@ -12,7 +12,6 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.rollout import health
 from configctl.rollout.canary import synonyms_of
-from configctl.rollout.nodes import _restore_phases
 from configctl.rollout.parsing import (
     WaveSpec,
     check_rollout_id,
@@ -35,6 +34,7 @@ from configctl.rollout.record import (
     waves_of,
 )
 from configctl.zk.configstore import Change
+from configctl.zk.rollouts import _restore_phases
 from configctl.znodes import RolloutZNode
 
 pytestmark = pytest.mark.unit
