@@ -5,7 +5,8 @@ unless per-IP overrides are set (``KafkaConfig.validateValues``), a topic refuse
 compaction lag above its maximum (``LogConfig.validateValues``). Kafka checks these on the
 config a broker would run with, every layer merged, and so does configctl: the caller hands in
 the entity's effective values (from :mod:`configctl.handlers`, the listener's own resolution),
-not just the keys being written. Pure.
+not just the keys being written. Which rules an entity's family answers to is its handler's to say
+(``effective_rules``, ``own_rules`` in :mod:`configctl.handlers`). Pure.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import re
 from collections.abc import Callable, Mapping
 
 from configctl import values
-from configctl.entities import EntityType
 
 _VALID_HOST = re.compile(r"[0-9a-zA-Z\-%._:]*")  # Kafka's Utils.validHostPattern
 _LIST_SPLIT = re.compile(r"\s*,\s*")
@@ -133,12 +133,3 @@ def topic_problems(config: Effective, broker: Effective | None = None) -> list[s
                 "when remote.storage.enable=true"
             )
     return problems
-
-
-def problems(entity_type: EntityType, config: Effective, broker: Effective | None = None) -> list[str]:
-    """Every cross-key rule an entity's effective config breaks (empty: none)."""
-    if entity_type is EntityType.BROKERS:
-        return broker_problems(config)
-    if entity_type is EntityType.TOPICS:
-        return topic_problems(config, broker)
-    return []

@@ -11,6 +11,9 @@ server.properties included; ``brokers/<id>`` on that broker alone), and on a bro
 server.properties when no listener runs. Other entities are judged on the dynamic layers alone:
 their effective configs do not depend on a broker's files except through topic fallbacks, and
 judging 100,000 topics once per broker would cost more than the rules are worth.
+
+What differs between families (which writes can break a rule, which rules, on which brokers) is
+asked of the entity's handler (:mod:`configctl.handlers`).
 """
 
 from __future__ import annotations
@@ -18,18 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from configctl import crosskey, fleet, policies
+from configctl import fleet, policies
 from configctl.effective import view_from
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.entities import Entity
 from configctl.errors import InvalidInput, ValidationFailed
-from configctl.handlers import BrokerView, handler_for
+from configctl.handlers import BROKER, BrokerView, handler_for
 from configctl.zk.configstore import ConfigStore
 
-# Keys whose change can break a cross-key rule (a topic's own keys; a broker's own keys). The
-# retention and cleanup keys matter to a topic only with remote storage on, which only the topic
-# itself can switch on (the key has no broker fallback).
-_TOPIC_RULE_KEYS = frozenset({"min.compaction.lag.ms", "max.compaction.lag.ms", "remote.storage.enable"})
-_BROKER_RULE_KEYS = frozenset({"max.connections.per.ip", "max.connections.per.ip.overrides"})
 REFERENCE_BROKER = -1
 """The broker id of the view used when no listener has published its server.properties."""
 
@@ -43,19 +41,9 @@ class Write:
     after: Mapping[str, str]
 
 
-def _touches(write: Write, keys: frozenset[str]) -> bool:
-    names = set(write.before) | set(write.after)
-    return any(write.before.get(n) != write.after.get(n) for n in names & keys)
-
-
 def _judged(write: Write) -> bool:
     """Can this write break a cross-key rule? (Most writes cannot: they are judged for free.)"""
-    if write.entity.type is EntityType.TOPICS:
-        remote = (write.after.get("remote.storage.enable") or "").strip().lower() == "true"
-        return remote or _touches(write, _TOPIC_RULE_KEYS)
-    if write.entity.type is EntityType.BROKERS:
-        return _touches(write, _BROKER_RULE_KEYS)
-    return False
+    return handler_for(write.entity).may_break_rules(write.before, write.after)
 
 
 def check_write(store: ConfigStore, writes: Sequence[Write], *, reason: str = "", identity: str = "") -> None:
@@ -85,14 +73,14 @@ def check_write(store: ConfigStore, writes: Sequence[Write], *, reason: str = ""
         handler = handler_for(entity)
         if handler.admit(entity, dict(write.after), change_number=None, decrypt=None).config is None:
             continue  # per-key validation reports why, in the write side's words
-        for broker_id in _brokers_for(entity, statics):
+        for broker_id in handler.judged_on(entity, sorted(statics)) or [REFERENCE_BROKER]:
             before, after = view(broker_id)
             old, new = handler.effective(entity, before), handler.effective(entity, after)
             broker = {n: v.value for n, v in after.resolution.values.items()}
             where = f" (broker {broker_id})" if broker_id in statics else ""
             problems.extend(
                 f"{entity.label}{where}: {p}"
-                for p in crosskey.problems(entity.type, {n: v.value for n, v in new.items()}, broker)
+                for p in handler.effective_rules({n: v.value for n, v in new.items()}, broker)
             )
             if chosen:
                 requests.append(
@@ -105,16 +93,7 @@ def check_write(store: ConfigStore, writes: Sequence[Write], *, reason: str = ""
 
 def _shared(write: Write) -> bool:
     """A write other entities' effective values depend on (broker layers, quota and IP levels)."""
-    return write.entity.type is not EntityType.TOPICS
-
-
-def _brokers_for(entity: Entity, statics: Mapping[int, Mapping[str, str]]) -> list[int]:
-    """The brokers an entity is judged on (see the module docstring)."""
-    if entity.type is EntityType.BROKERS:
-        if not entity.user_is_default:
-            return [int(entity.name)]
-        return sorted(statics) or [REFERENCE_BROKER]
-    return sorted(statics)[:1] or [REFERENCE_BROKER]
+    return not handler_for(write.entity).independent
 
 
 def _after(view: BrokerView, writes: Sequence[Write]) -> BrokerView:
@@ -138,9 +117,10 @@ def _read(store: ConfigStore, writes: Sequence[Write]) -> tuple[list, dict[int, 
         for broker_id, state in states.items()
         if isinstance(state.get("static_config"), Mapping)
     }
-    wanted: dict[str, Entity] = {f"brokers/{DEFAULT}": Entity(EntityType.BROKERS, DEFAULT)}
-    for broker_id in statics:
-        wanted.setdefault(f"brokers/{broker_id}", Entity(EntityType.BROKERS, str(broker_id)))
+    layers = [BROKER.layer(None), *(BROKER.layer(broker_id) for broker_id in statics)]
+    wanted: dict[str, Entity] = {}
+    for layer in layers:
+        wanted.setdefault(layer.path, layer)
     for write in writes:
         wanted.setdefault(write.entity.path, write.entity)
         reads = handler_for(write.entity).reads(write.entity, REFERENCE_BROKER)
