@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from configctl import catalogue, guards, impact, interrupted, ips, secrets, validation
+from configctl import guards, impact, interrupted, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
-from configctl.entities import Entity, EntityType
+from configctl.entities import Entity
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
+from configctl.handlers import handler_for
 from configctl.zk import retry
 from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, Stored
 from configctl.zk.errors import VersionConflict
@@ -54,7 +55,7 @@ def prepare_change(
     """
     add = dict(add)
     encoder_settings = {k: add.pop(k) for k in list(add) if k.startswith(PASSWORD_ENCODER_PREFIX)}
-    if encoder_settings and entity.type is not EntityType.BROKERS:
+    if encoder_settings and not handler_for(entity).encrypts_passwords:
         raise InvalidInput("password.encoder.* settings only apply to broker configs")
     change = ConfigChange(add=add, delete=tuple(delete), replace=replace)
     # Check plain keys before touching secrets (a misplaced password config should say so, not
@@ -70,12 +71,13 @@ def _stored_secrets(
     entity: Entity, add: dict[str, str], encoder_settings: dict[str, str], password_secret: str | None
 ) -> dict[str, str]:
     result = dict(add)
+    handler = handler_for(entity)
     for key, value in add.items():
         if key in secrets.SCRAM_MECHANISMS:
             if not value.startswith("salt="):
                 password, iterations = secrets.parse_scram_spec(key, value)
                 result[key] = secrets.scram_credential(key, password, iterations)
-        elif entity.type is EntityType.BROKERS and catalogue.is_sensitive(EntityType.BROKERS, key):
+        elif handler.encrypts_passwords and handler.is_password(key):
             result[key] = _encoder(encoder_settings, password_secret, key).encode(value)
     return result
 
@@ -175,17 +177,17 @@ def alter(
 def check_kafka_rules(
     store: ConfigStore, entities: list[Entity], *, allow_running_brokers: bool = False
 ) -> None:
-    """Refuse what Kafka's own ZooKeeper admin path refuses (:mod:`configctl.guards`), before writing."""
-    topics = [e.name for e in entities if e.type is EntityType.TOPICS]
+    """Refuse what Kafka's own ZooKeeper admin path refuses (:mod:`configctl.guards`), before writing.
+
+    Each entity's handler says what must be read to judge it: whether Kafka created it (topics),
+    whether its name resolves (IPs), whether running brokers refuse it (broker configs).
+    """
+    topics = [e.name for e in entities if handler_for(e).created_by_kafka]
     problems = guards.refusals(
         entities,
-        unresolved_ips={
-            e.name
-            for e in entities
-            if e.type is EntityType.IPS and not e.is_default and ips.resolve(e.name) is None
-        },
+        unresolved_ips={e.name for e in entities if handler_for(e).unresolved(e)},
         running_brokers=store.running_brokers()
-        if any(e.type is EntityType.BROKERS for e in entities)
+        if any(handler_for(e).refused_while_brokers_run for e in entities)
         else None,
         existing_topics=store.existing_topics(topics) if topics else None,
         allow_running_brokers=allow_running_brokers,
