@@ -29,8 +29,8 @@ from conftest import (
 )
 from helpers import wait_for
 
-from configctl import fleet as fleet_state
 from configctl.entities import Entity
+from configctl.zk.configstore import ConfigStore
 from configctl.znodes import CHANGES_PATH, decode_notification
 
 pytestmark = pytest.mark.kafka
@@ -60,10 +60,7 @@ def listener_applied(fleet: KafkaFleet, number: int, broker_id: int = 1) -> None
     """The configctl listener beside the broker applied change ``number`` and reports no problem."""
     with fleet.store() as store:
         wait_for(
-            lambda: (
-                (fleet_state.broker_state(store, broker_id) or {}).get("last_applied_change", -1)
-                >= number
-            ),
+            lambda: _state_node(store, broker_id).get("last_applied_change", -1) >= number,
             timeout=30,
             message=f"broker {broker_id}'s listener applies change {number}",
         )
@@ -74,6 +71,12 @@ def listener_applied(fleet: KafkaFleet, number: int, broker_id: int = 1) -> None
     broker = next(b for b in document["brokers"] if b["broker_id"] == broker_id)
     assert (broker["live"], broker["behind"], broker["problems"]) == (True, 0, [])
     assert broker["last_applied_change"] >= number
+
+
+def _state_node(store: ConfigStore, broker_id: int) -> dict:
+    """The state the listener beside broker ``broker_id`` publishes (``{}`` while it has none)."""
+    found = store.session.get(f"/configctl/brokers/{broker_id}")
+    return json.loads(found[0]) if found is not None else {}
 
 
 def export_then_plan(fleet: KafkaFleet, tmp_path: Path, entity_type: str) -> str:
@@ -472,3 +475,44 @@ def test_a_scram_credential_kafka_wrote_is_read_by_every_command(kafka_one, uniq
     assert (code, plan["changes"]) == (2, 1)
     exported = export_then_plan(kafka_one, tmp_path, "users")
     assert ",iterations=8192" in exported
+
+
+# -- the audit: the broker's own report beside what configctl reads from ZooKeeper -------------
+
+
+def test_the_audit_s_inputs_agree_on_what_kafka_wrote(kafka_one, unique, tmp_path):
+    """The audit compares the brokers' snapshots with the desired state configctl reads from
+    ZooKeeper (``missed_changes``). The fixture's listener keeps no state directory, so the
+    snapshot is ``configctl snapshot --bootstrap-server`` (the broker's own report); both inputs
+    must hold what Kafka wrote, so a Kafka node read wrong (a name, a value) would be a missed
+    change. The Spark job itself is left to tests/kafka/test_snapshot.py (10-25 s a run)."""
+    topic, user, client = unique("audited"), unique("CN=audit") + " one", unique("app")
+    kafka_one.create_topics(topic)
+    as_user = ("--entity-type", "users", "--entity-name", user)
+    writes = {  # entity path: (kafka-configs.sh entity flags, the config it adds)
+        f"topics/{topic}": (("--entity-type", "topics", "--entity-name", topic), "retention.ms=7200000"),
+        Entity.of("users", user).path: (as_user, "producer_byte_rate=4096"),
+        Entity.of("users", user, client).path: (
+            (*as_user, "--entity-type", "clients", "--entity-name", client),
+            "consumer_byte_rate=2048",
+        ),
+    }
+    for entity, config in writes.values():
+        kafka_configs(kafka_one, *entity, "--alter", "--add-config", config)
+    expected = {path: dict([config.split("=")]) for path, (_, config) in writes.items()}
+
+    result = kafka_one.cli("audit", "desired-state", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    desired = json.loads(result.stdout)["expected"]
+    assert {
+        path: {e["name"]: e["value"] for e in desired if e["entity_path"] == path} for path in expected
+    } == expected
+
+    out = tmp_path / "snapshots"
+    result = kafka_one.cli("--bootstrap-server", kafka_one.bootstrap, "snapshot", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in (out / "broker-1.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {
+        path: {line["name"]: line["value"] for line in lines if line["entity_path"] == path}
+        for path in expected
+    } == expected
