@@ -22,7 +22,6 @@ import click
 from click.shell_completion import CompletionItem
 
 from configctl.entities import (
-    CONFIG_ROOT,
     DEFAULT,
     TYPE_ORDER,
     EntityType,
@@ -129,12 +128,12 @@ def _complete_keys(ctx: click.Context, incomplete: str, *, suffix: str) -> list[
 
 def complete_entity_name(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """``--topic``, ``--user``, ``--client``, ``--broker``, ``--ip``, ``--entity-name``: the names
-    stored in ZooKeeper under ``/config/<type>`` (a user's clients with ``--user``)."""
+    stored under ``/config/<type>`` (a user's clients with ``--user``)."""
     with contextlib.suppress(Exception):
-        path, sanitized = _names_path(param.name or "", ctx.params)
-        if path is None:
+        etype, user, sanitized = _names_where(param.name or "", ctx.params)
+        if etype is None:
             return []
-        names = [_plain(n) if sanitized else n for n in _children(ctx, path) if n != DEFAULT]
+        names = [_plain(n) if sanitized else n for n in _stored_names(ctx, etype, user) if n != DEFAULT]
         return _items(sorted(n for n in names if n is not None), incomplete)
     return []
 
@@ -146,31 +145,30 @@ def _plain(stored: str) -> str | None:
         return None  # not a name Kafka would have written
 
 
-def _names_path(option: str, params: dict[str, Any]) -> tuple[str | None, bool]:
+def _names_where(option: str, params: dict[str, Any]) -> tuple[EntityType | None, str | None, bool]:
+    """Whose names to offer: the entity type, the user whose clients they are (stored name), and
+    whether the names are stored sanitized."""
     if option == "entity_names":
         types = _types(params)
         if not types:
-            return None, False
+            return None, None, False
         etype = types[-1]
         if etype is EntityType.CLIENTS and EntityType.USERS in types[:-1]:
-            return None, False  # whose clients: the user's name is not known in this spelling
+            return None, None, False  # whose clients: the user's name is not known in this spelling
     else:
         etype = _SHORTCUT_TYPES[option]
     if etype is EntityType.CLIENTS and params.get("user") is not None:
-        return f"{CONFIG_ROOT}/users/{sanitize(params['user'])}/clients", True
-    return f"{CONFIG_ROOT}/{etype.value}", etype.sanitized
+        return etype, sanitize(params["user"]), True
+    return etype, None, etype.sanitized
 
 
-def _children(ctx: click.Context, path: str) -> list[str]:
-    """The children of ``path`` in the configured ZooKeeper, [] unless it answers at once."""
-    from configctl.cli.context import quiet_libraries
-    from configctl.cli.options import settings
-    from configctl.zk.session import ZkSession
+def _stored_names(ctx: click.Context, etype: EntityType, user: str | None) -> list[str]:
+    """The names the configured store holds, [] unless it answers at once."""
+    from configctl.cli.context import new_store, quiet_libraries
 
     quiet_libraries()
-    connection = settings(ctx).connection(timeout=NAME_TIMEOUT)
-    with ZkSession(connection) as session:
-        return session.children(path)
+    with new_store(ctx, timeout=NAME_TIMEOUT) as store:
+        return store.entity_names(etype, user=user)
 
 
 def complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

@@ -1,4 +1,8 @@
-"""What every ZooKeeper-using command needs: a store opened from the global options, quiet logs."""
+"""What every command that reads or writes configs needs: a store opened from the global options.
+
+:func:`new_store` is the one place the store's implementation is chosen; commands and features
+only ever see :class:`configctl.store.ConfigStore` and what its ``capabilities`` declare.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,9 @@ import click
 
 from configctl.cli.options import settings
 from configctl.errors import InvalidInput
-from configctl.zk.configstore import ConfigStore
+from configctl.store import ConfigStore
+from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT
+from configctl.zk.configstore import ConfigStore as ZooKeeperStore
 from configctl.zk.connection import ConnectionSettings
 
 
@@ -31,13 +37,32 @@ def connection_settings(ctx: click.Context | None = None) -> ConnectionSettings:
     return settings(ctx).connection()
 
 
+def new_store(
+    ctx: click.Context | None = None,
+    *,
+    timeout: float | None = None,
+    identity: str | None = None,
+    history_limit: int = DEFAULT_HISTORY_LIMIT,
+) -> ConfigStore:
+    """The store the global settings describe, not opened yet: THE place its implementation is chosen.
+
+    Like an HTTP client picking its transport, this looks at the settings once and returns one
+    :class:`~configctl.store.ConfigStore`; no command and no feature branches on which it is.
+    Today every store is ZooKeeper's (:class:`configctl.zk.configstore.ConfigStore`). The Admin
+    API's (:mod:`configctl.adminapi`, from ``--bootstrap-server``) is to be chosen here, beside it.
+    ``timeout`` overrides the settings' (shell completion must not hang).
+    """
+    connection = settings(ctx).connection(timeout=timeout)
+    return ZooKeeperStore.connect(connection, identity=identity, history_limit=history_limit)
+
+
 @contextmanager
 def open_store(*, reason_identity: str | None = None) -> Iterator[ConfigStore]:
-    """Open a :class:`ConfigStore` from the global options; closed on exit."""
+    """Open the store (:func:`new_store`) from the global options; closed on exit."""
     quiet_libraries()
     raw_limit = os.environ.get("CONFIGCTL_HISTORY_LIMIT", "") or "50"
     if not raw_limit.isdigit():
         raise InvalidInput(f"CONFIGCTL_HISTORY_LIMIT must be a non-negative integer, not {raw_limit!r}")
-    store = ConfigStore.connect(connection_settings(), identity=reason_identity, history_limit=int(raw_limit))
+    store = new_store(identity=reason_identity, history_limit=int(raw_limit))
     with store:
         yield store

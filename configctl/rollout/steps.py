@@ -25,8 +25,9 @@ from configctl.rollout.parsing import format_duration
 from configctl.rollout.record import Record, TakenOver
 from configctl.store import ActiveRollout, Committed
 
-NEEDS = ("versioned_writes", "extra_nodes", "watches", "fleet_state", "rollout_records")
-"""What a rollout needs of its store (:class:`configctl.store.Capabilities`)."""
+NEEDS = ("versioned_writes", "watches", "fleet_state", "rollout_records")
+"""What a rollout needs of its store (:class:`configctl.store.Capabilities`): a store without
+``extra_nodes`` still runs one, writing the record before the entities instead of with them."""
 
 # outcomes of a rollout, and the exit status each earns (Contract 8; docs/rollout.md)
 PROMOTED = "promoted"

@@ -234,6 +234,12 @@ class ConfigStore:
         owner, _ = read_metadata_owner(self.session)
         return owner
 
+    def entity_names(self, entity_type: EntityType, *, user: str | None = None) -> list[str]:
+        """The names under ``/config/<type>`` as stored, or under ``/config/users/<user>/clients``."""
+        if user is not None:
+            return self.session.children(f"{CONFIG_ROOT}/users/{user}/clients")
+        return self.session.children(f"{CONFIG_ROOT}/{entity_type.value}")
+
     def last_written(self, entity: Entity) -> Stored | None:
         """The config and version this store itself last committed for ``entity``, if any."""
         return self._written.get(entity)
