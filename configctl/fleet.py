@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from configctl.entities import Entity
-from configctl.errors import InvalidInput
+from configctl.errors import BrokersRefused, InvalidInput, WaitTimedOut
 from configctl.handlers import handler_for
 from configctl.handlers.base import KINDS, Problem
 from configctl.migration import MetadataOwner
@@ -274,3 +274,23 @@ def wait(
     # Each watch stops itself once its callback returns False; the rest end when the store is closed.
     result.brokers = [outcomes.get(i, BrokerOutcome(i, PENDING, "no answer yet")) for i in ids]
     return result
+
+
+def conclude(result: WaitResult, timeout: float | None, *, done: str = "the write is committed") -> None:
+    """The exit status a wait earned (after the command printed its result): 9 when a broker
+    refused the change, 10 when one had not applied it in time; ``done`` says what was written."""
+    if not result.brokers:
+        return
+    if result.refused:
+        first = result.refused[0]
+        more = f" and {len(result.refused) - 1} more broker(s)" if len(result.refused) > 1 else ""
+        raise BrokersRefused(
+            f"{done} (change {result.change_number}), but broker {first.broker_id}{more} "
+            f"refused it ({first.status}: {first.reason})"
+        )
+    if result.pending:
+        ids = ", ".join(str(b.broker_id) for b in result.pending)
+        when = f"after {timeout:g}s" if timeout is not None else "in time"
+        raise WaitTimedOut(
+            f"{done} (change {result.change_number}), but broker(s) {ids} had not applied it {when}"
+        )

@@ -28,7 +28,6 @@ from rich.table import Table
 
 from configctl import fleet
 from configctl.changes import ConfigChange
-from configctl.cli import waiting
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
 from configctl.cli.render import (
@@ -46,14 +45,8 @@ from configctl.cli.rollout_options import DEFAULT_CHECK_TIMEOUT, given_options
 from configctl.cli.waiting import DEFAULT_WAIT
 from configctl.desired.plan import listed
 from configctl.entities import Entity
-from configctl.errors import (
-    ConfigctlError,
-    InvalidInput,
-    RolloutAborted,
-    RolloutStuck,
-    one_line,
-)
-from configctl.rollout import canary, control, steps, waves
+from configctl.errors import InvalidInput, one_line
+from configctl.rollout import canary, control, outcome, steps, waves
 from configctl.rollout.parsing import (
     check_rollout_id,
     format_duration,
@@ -64,8 +57,6 @@ from configctl.rollout.parsing import (
 from configctl.rollout.record import Listed, Loaded, Options, Record
 from configctl.rollout.steps import Progress, Report
 
-_LEFT_OPEN = (3, 4, 8)
-"""Exit codes of failures that may leave a recorded rollout open: ZooKeeper lost, refused, or a write cut off."""
 _STYLES = {fleet.APPLIED: "green", fleet.PENDING: "yellow"}
 
 
@@ -110,7 +101,7 @@ def canary_alter(entity: Entity, change: ConfigChange, reason: str, kwargs: dict
         if not as_json():
             before_write(lambda: console().print(_CanaryPlanView(prepared, options).table()))
         with observing() as observer:
-            report = _guarded(
+            report = outcome.guarded(
                 lambda: canary.start(store, prepared, options, reason=reason, observer=observer)
             )
     finish(report)
@@ -168,58 +159,20 @@ def apply_in_waves(store: Any, plan: Any, reason: str, wait: float | None) -> No
     options = _options(wait)
     planned = waves.prepare(store, plan, spec)
     with observing() as observer:
-        report = _guarded(lambda: waves.start(store, planned, options, reason=reason, observer=observer))
+        report = outcome.guarded(
+            lambda: waves.start(store, planned, options, reason=reason, observer=observer)
+        )
     finish(report)
 
 
 # -- the end of a rollout: one document, then the exit status it earned ------------------------------
 
 
-def _guarded(run: Callable[[], Report]) -> Report:
-    """A failure that is not the rollout's own verdict (ZooKeeper lost, Ctrl-C while writing) after the
-    record exists: say the rollout is left open, with what to do (exit 12)."""
-    try:
-        return run()
-    except (RolloutAborted, RolloutStuck):
-        raise
-    except ConfigctlError as exc:
-        if exc.exit_code not in _LEFT_OPEN:
-            raise
-        raise RolloutStuck(
-            f"{one_line(exc.message)}; if the rollout was recorded it is left open: configctl rollout list "
-            "shows it, and abort or resume finishes it"
-        ) from None
-    except KeyboardInterrupt:
-        raise RolloutStuck(
-            "interrupted; the rollout is left open: configctl rollout list shows it, and abort or resume "
-            "finishes it"
-        ) from None
-
-
 def finish(report: Report) -> None:
     """Show the report (a document on stdout), then exit as the outcome says (one line on stderr)."""
     written = [Entity.from_path(p) for p in report.went_out or report.restored]
     after_commit(written, lambda: show(RolloutView(report)), what=f"rollout {report.id}")
-    conclude(report)
-
-
-def conclude(report: Report) -> None:
-    name = f"rollout {report.id}"
-    if report.outcome == steps.ABORTED:
-        restored = listed(report.restored) if report.restored else "nothing had been written"
-        raise RolloutAborted(
-            f"{name} aborted: {report.failure}; every entity it wrote has its previous bytes again ({restored})"
-        )
-    if report.outcome == steps.STOPPED:
-        went = listed(report.went_out) if report.went_out else "nothing"
-        not_out = f"; not out: {listed(report.not_out)}" if report.not_out else ""
-        raise RolloutStuck(
-            f"{name} stopped: {report.failure}; went out: {went}{not_out}; it is left open: "
-            f"configctl rollout abort {report.id} restores what went out, resume {report.id} goes on"
-        )
-    result = report.fleet
-    if report.outcome == steps.PROMOTED and result is not None:
-        waiting.conclude(result, None, done=f"{name} promoted the change to brokers/<default>")
+    outcome.conclude(report)
 
 
 @dataclass
@@ -591,8 +544,7 @@ def abort_rollout(rollout_id: str, force: bool, reason: str) -> None:
         report = control.abort(store, rollout_id, force=force, reason=reason, observer=observer)
     written = [Entity.from_path(p) for p in report.restored]
     after_commit(written, lambda: show(RolloutView(report)), what=f"rollout {rollout_id}")
-    if report.outcome == steps.STOPPED:
-        raise RolloutStuck(f"rollout {rollout_id} was not aborted: {report.failure}")
+    outcome.concluded_abort(report, rollout_id)
 
 
 @rollout.command("resume")
@@ -605,5 +557,5 @@ def resume_rollout(rollout_id: str) -> None:
     """
     check_rollout_id(rollout_id)
     with open_store() as store, observing() as observer:
-        report = _guarded(lambda: control.resume(store, rollout_id, observer=observer))
+        report = outcome.guarded(lambda: control.resume(store, rollout_id, observer=observer))
     finish(report)

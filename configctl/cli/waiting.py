@@ -20,7 +20,7 @@ from rich.table import Table
 
 from configctl import fleet
 from configctl.cli.render import as_json, safe
-from configctl.errors import BrokersRefused, WaitTimedOut
+from configctl.fleet import conclude as conclude  # the exit status a wait earned; commands import it here
 from configctl.store import Committed, ConfigStore
 
 DEFAULT_WAIT = 60.0
@@ -62,28 +62,6 @@ def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -
     for item in result.pending:
         err.print(_line(item))
     return result
-
-
-def conclude(
-    result: fleet.WaitResult, timeout: float | None, *, done: str = "the write is committed"
-) -> None:
-    """The exit status the wait earned (after the command printed its result): 9 when a broker
-    refused the change, 10 when one had not applied it in time; ``done`` says what was written."""
-    if not result.brokers:
-        return
-    if result.refused:
-        first = result.refused[0]
-        more = f" and {len(result.refused) - 1} more broker(s)" if len(result.refused) > 1 else ""
-        raise BrokersRefused(
-            f"{done} (change {result.change_number}), but broker {first.broker_id}{more} "
-            f"refused it ({first.status}: {first.reason})"
-        )
-    if result.pending:
-        ids = ", ".join(str(b.broker_id) for b in result.pending)
-        when = f"after {timeout:g}s" if timeout is not None else "in time"
-        raise WaitTimedOut(
-            f"{done} (change {result.change_number}), but broker(s) {ids} had not applied it {when}"
-        )
 
 
 def _line(item: fleet.BrokerOutcome) -> str:
