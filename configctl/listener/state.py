@@ -2,11 +2,12 @@
 
 * The ephemeral node ``/configctl/brokers/<id>``: exists exactly while the listener's session
   does, so "is broker 3's listener up, and how far has it got" is one ZooKeeper read. It is
-  created for every new session (ephemeral nodes die with theirs) and updated after each batch.
+  created for every new session (ephemeral nodes die with theirs) and updated after each batch
+  (:class:`StatePublisher`, through :class:`configctl.zk.ephemeral.OwnedEphemeral`).
 * The persistent node ``/configctl/fleet/<id>`` (:class:`FleetRecorder`): who this broker is and
   how far it got, kept after the listener dies, so ``configctl status`` still lists a broker whose
   listener is down. Written at start, when the applied change moves (at most about once a
-  second) and at a clean stop.
+  second) and at a clean stop (through :class:`configctl.zk.persistent.PersistentNode`).
 * With a state directory, ``<dir>/broker-<id>.jsonl``: written to a temporary file in the same
   directory and renamed over the old one (``os.replace`` is atomic on POSIX), so a reader such
   as the Spark audit never sees half a snapshot, and a crash leaves the previous one intact.
@@ -23,13 +24,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kazoo.exceptions import NodeExistsError, NoNodeError
-
 from configctl import snapshot
 from configctl.errors import InvalidInput
 from configctl.files import write_atomically
 from configctl.zk.ephemeral import OwnedEphemeral
-from configctl.zk.errors import translate_errors
+from configctl.zk.persistent import PersistentNode
 from configctl.zk.session import ZkSession
 from configctl.znodes import BrokerStateZNode, FleetRecordZNode
 
@@ -76,9 +75,9 @@ class FleetRecorder:
         on_error: Callable[[Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.session = session
         self.broker_id = broker_id
-        self.path = FleetRecordZNode.path(broker_id)
+        self.node = PersistentNode(session, FleetRecordZNode.path(broker_id))
+        self.path = self.node.path
         self.host = socket.gethostname()
         self.interval = interval
         self._progress = progress
@@ -122,18 +121,7 @@ class FleetRecorder:
         now_ms = int(time.time() * 1000)
         data = FleetRecordZNode.encode(self.broker_id, self.host, now_ms, number)
         try:
-            with translate_errors(f"write {self.path}"):
-                client, timeout = self.session.client, self.session.timeout
-                try:
-                    client.set_async(self.path, data).get(timeout=timeout)
-                except NoNodeError:
-                    self.session.ensure_path(FleetRecordZNode.ROOT)
-                    try:
-                        client.create_async(self.path, data, acl=self.session.acls.acl_for(self.path)).get(
-                            timeout=timeout
-                        )
-                    except NodeExistsError:
-                        client.set_async(self.path, data).get(timeout=timeout)
+            self.node.write(data)
         except Exception as exc:
             if raise_errors or self._on_error is None:
                 raise
