@@ -48,6 +48,7 @@ from configctl.listener.plugins import LoadedPlugin, load_plugins
 from configctl.listener.state import FleetRecorder, SnapshotWriter, StatePublisher
 from configctl.precedence import EffectiveValue
 from configctl.secrets import read_digest_key
+from configctl.zk.configtree import ConfigTree, Data
 from configctl.zk.connection import ConnectionSettings
 from configctl.zk.session import ZkSession
 
@@ -88,7 +89,8 @@ def _check_broker_id(broker_id: Any) -> int:
 
 
 class _Handler:
-    """Connects the generic notification listener to the manager (the only ZooKeeper reads).
+    """Connects the notification listener to the manager; reads ``/config`` through
+    :class:`configctl.zk.configtree.ConfigTree`.
 
     Reads never fail as a whole for one bad node: a node the listener may not read comes back as
     that entity's ``unreadable`` problem, and everything else is applied. A directory it may not
@@ -98,7 +100,7 @@ class _Handler:
 
     def __init__(self, owner: ConfigListener) -> None:
         self.owner = owner
-        self.session = owner.session
+        self.tree = ConfigTree(owner.session)
         self.manager = owner.manager
         self._initial = True
 
@@ -137,29 +139,23 @@ class _Handler:
         self.manager.bad_notification_name(name)
 
     def _read(self, entities: Sequence[Entity], numbers: Sequence[int | None]) -> Iterator[EntityRead]:
-        found = (
-            self.session.get_many([entity.znode for entity in entities], node_errors=True) if entities else []
-        )
-        return self._reads(entities, numbers, found)
+        return self._reads(entities, numbers, self.tree.read(entities))
 
     @staticmethod
     def _reads(
-        entities: Sequence[Entity], numbers: Sequence[int | None], found: Sequence[Any]
+        entities: Sequence[Entity], numbers: Sequence[int | None], found: Sequence[Data]
     ) -> Iterator[EntityRead]:
-        for entity, number, item in zip(entities, numbers, found, strict=True):
-            if isinstance(item, Exception):
-                yield EntityRead(entity, None, number, error=one_line(item))
+        for entity, number, data in zip(entities, numbers, found, strict=True):
+            if isinstance(data, Exception):
+                yield EntityRead(entity, None, number, error=one_line(data))
             else:
-                yield EntityRead(entity, item[0] if item else None, number)
+                yield EntityRead(entity, data, number)
 
     def _read_all(self, entities: list[Entity]) -> Iterator[EntityRead]:
         """Read in chunks applied as they arrive, the next chunk in flight meanwhile: 100,000 raw
         nodes are never held at once, and ZooKeeper works while the listener applies."""
-        answers = self.session.iter_many(
-            [e.znode for e in entities], node_errors=True, chunk=LOAD_CHUNK, stats=False
-        )
         done = 0
-        for found in answers:
+        for found in self.tree.read_chunks(entities, LOAD_CHUNK):
             part = entities[done : done + len(found)]
             done += len(found)
             yield from self._reads(part, [None] * len(part), found)
@@ -172,7 +168,7 @@ class _Handler:
         the right credentials) is reported as unreadable; the other types still load.
         """
         types = list(EntityType)
-        roots = self.session.children_many([f"{CONFIG_ROOT}/{t.value}" for t in types], node_errors=True)
+        roots = self.tree.list_types(types)
         entities: list[Entity] = []
         invalid: dict[str, str] = {}
         unreadable: dict[str, str] = {}
@@ -193,9 +189,7 @@ class _Handler:
                     continue
                 self._entity(path, entities, invalid)
         if users:
-            nested = self.session.children_many(
-                [f"{CONFIG_ROOT}/users/{u}/clients" for u in users], node_errors=True
-            )
+            nested = self.tree.list_clients(users)
             for user, clients in zip(users, nested, strict=True):
                 if isinstance(clients, Exception):
                     where = f"users/{user}/clients"
