@@ -11,7 +11,6 @@ from configctl.listener.manager import AppliedChange, DynamicConfigManager, Prob
 from configctl.listener.notification_listener import (
     DEFAULT_CHANGE_EXPIRATION_MS,
     SequentialNotificationListener,
-    expired_prefix,
 )
 from configctl.listener.plugins import (
     ENTRY_POINT_GROUP,
@@ -23,6 +22,7 @@ from configctl.listener.plugins import (
     load_plugins,
 )
 from configctl.listener.runtime import ConfigListener, load_static_config
+from configctl.zk.purge import expired_prefix
 
 __all__ = [
     "DEFAULT_CHANGE_EXPIRATION_MS",

@@ -376,7 +376,7 @@ class ConfigListener:
         self._running = False
         self.notifications.stop(timeout)
         self.fleet_record.close()
-        if self._started and self.session.client.connected:
+        if self._started and self.notifications.connected:
             self.fleet_record.update(force=True)
         self.publisher.remove()
         self.manager.close_plugins()
@@ -442,7 +442,7 @@ class ConfigListener:
     def state(self) -> dict[str, Any]:
         """The broker state document (what ``/configctl/brokers/<id>`` holds)."""
         document = self.manager.state_document()
-        client_id = self.session.client.client_id
+        session_id = self.notifications.session_id
         stats = self.notifications.stats
         document["counters"].update(
             {
@@ -455,7 +455,7 @@ class ConfigListener:
         )
         document.update(
             {
-                "session_id": f"0x{client_id[0]:x}" if client_id else None,
+                "session_id": f"0x{session_id:x}" if session_id is not None else None,
                 "host": socket.gethostname(),
                 "pid": os.getpid(),
                 "started_at_ms": self._started_at_ms,
@@ -468,7 +468,7 @@ class ConfigListener:
     def health(self) -> tuple[bool, dict[str, Any]]:
         """``(healthy, why)``: healthy while connected and applying (see :mod:`configctl.listener.metrics`)."""
         notifications = self.notifications
-        connected = bool(self.session.client.connected)
+        connected = notifications.connected
         since = notifications.pending_since
         pending_for = round(time.monotonic() - since, 3) if since is not None else 0.0
         if not self._running:
@@ -507,7 +507,7 @@ class ConfigListener:
             "notifications_pending": self.notifications.pending_notifications,
             "problems": counts,
             "problems_reported": {kind: manager.counters.get(f"{kind}_problems", 0) for kind in KINDS},
-            "connected": bool(self.session.client.connected),
+            "connected": self.notifications.connected,
             "healthy": self.health()[0],
             "errors": stats["errors"],
             "full_loads": stats["full_loads"],

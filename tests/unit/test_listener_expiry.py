@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from configctl.listener.notification_listener import expired_prefix
+from configctl.zk.purge import expired_prefix
 
 pytestmark = pytest.mark.unit
 

@@ -1,0 +1,171 @@
+"""Expiring change notifications: Kafka's purge of ``/config/changes``, without a round trip per node.
+
+Kafka's ``ZkNodeChangeNotificationListener.purgeObsoleteNotifications`` reads the stat of every
+notification and deletes those older than the expiry. Sequence numbers grow with creation time,
+so ctime is (almost) monotonic in the number: one ``exists`` on the oldest child says whether
+anything has expired; only then a binary search (O(log n) ``exists``) finds the boundary
+(:func:`expired_prefix`), and everything below it is deleted with pipelined deletes that ignore
+nodes another broker already removed. The first not-expired node's ctime is remembered, so most
+purges cost no round trip at all. A random jitter on the expiry age, per purger, spreads a
+fleet's purges apart: the broker with the smallest jitter does the work, the rest find the nodes
+gone.
+
+Purging is best effort: a purger that may not delete notifications (Kafka's ACLs, no
+credentials) logs it once and tries again after :data:`PURGE_RETRY_S` (a
+:class:`configctl.zk.retry.Backoff` of constant delay); it never holds up its caller.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from configctl.errors import ConfigctlError, ZooKeeperUnavailable, one_line, printable
+from configctl.zk import retry
+from configctl.zk.session import ZkSession
+
+MAX_JITTER_MS = 30_000
+PURGE_RETRY_S = 60.0
+"""After a failed purge (no permission to delete, say), wait this long before trying again."""
+
+
+def expired_prefix(
+    names: Sequence[str], ctime_ms: Callable[[str], int | None], cutoff_ms: int
+) -> tuple[int, int | None]:
+    """How many of ``names`` (oldest first) were created before ``cutoff_ms``, by binary search.
+
+    Returns ``(count, ctime)`` where ``ctime`` is the creation time of ``names[count]`` when it
+    was looked up (None otherwise). A node that no longer exists counts as expired: only a purge
+    removes notifications. Costs 1 lookup when nothing expired, O(log n) otherwise.
+    """
+    if not names:
+        return 0, None
+    first = ctime_ms(names[0])
+    if first is not None and first >= cutoff_ms:
+        return 0, first
+    low, high = 1, len(names)  # names[:low] expired; names[high:] not expired (or past the end)
+    boundary_ctime: int | None = None
+    while low < high:
+        middle = (low + high) // 2
+        ctime = ctime_ms(names[middle])
+        if ctime is None or ctime < cutoff_ms:
+            low = middle + 1
+        else:
+            high = middle
+            boundary_ctime = ctime
+    return low, boundary_ctime if low < len(names) else None
+
+
+class NotificationPurge:
+    """Deletes the notifications under ``path`` created more than ``expiration_ms`` ago.
+
+    Names are sequential (a prefix and 10 zero-padded digits): string order is creation order.
+    ``jitter_ms`` is the most this purger adds to the expiry (default: a tenth of it, at most
+    30 s); the jitter itself is drawn once, at random.
+    """
+
+    def __init__(
+        self,
+        session: ZkSession,
+        path: str,
+        *,
+        expiration_ms: int,
+        jitter_ms: int | None = None,
+        clock: Callable[[], float] = time.time,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.session = session
+        self.path = path.rstrip("/")
+        self.expiration_ms = int(expiration_ms)
+        if jitter_ms is None:
+            jitter_ms = min(MAX_JITTER_MS, self.expiration_ms // 10)
+        self.jitter_ms = random.uniform(0, max(0, jitter_ms))
+        self._clock = clock
+        self._log = logger or logging.getLogger(__name__)
+        self._hint: tuple[str, int] | None = None  # (name, ctime) of a node known not to have expired
+        self._retry = retry.Backoff(PURGE_RETRY_S, PURGE_RETRY_S)
+        self._not_before = 0.0  # monotonic time before which no purge is tried (after a failure)
+        self._error: str | None = None
+        self.stats: dict[str, int] = {
+            "purged_notifications": 0,
+            "purge_lookups": 0,
+            "purge_searches": 0,
+            "purge_errors": 0,
+        }
+
+    def forget_hint(self) -> None:
+        """Nothing is known about the oldest node any more (a new session, a full reload)."""
+        self._hint = None
+
+    def purge(self, names: set[str]) -> list[str]:
+        """Delete what expired among ``names``; returns the expired names (now gone).
+
+        A failure is logged once and retried after :data:`PURGE_RETRY_S`, never raised, except
+        a lost connection (:class:`ZooKeeperUnavailable`), which fails the caller's step.
+        """
+        if not names or time.monotonic() < self._not_before:
+            return []
+        try:
+            expired = self._purge(names)
+        except ZooKeeperUnavailable:
+            raise  # the connection went away: the caller retries its step as a whole
+        except ConfigctlError as exc:
+            self.stats["purge_errors"] += 1
+            self._not_before = time.monotonic() + _delay(self._retry)
+            reason = one_line(exc)
+            if reason != self._error:
+                self._log.warning(
+                    "cannot purge expired notifications (trying again in %.0f s): %s",
+                    PURGE_RETRY_S,
+                    printable(reason),
+                )
+            self._error = reason
+            return []
+        self._retry.reset()
+        self._error = None
+        return expired
+
+    def _purge(self, names: set[str]) -> list[str]:
+        cutoff = int(self._clock() * 1000) - self.expiration_ms - int(self.jitter_ms)
+        hint = self._hint
+        if hint is not None and hint[0] <= min(names) and hint[1] >= cutoff:
+            return []  # the oldest node is no older than one known not to have expired
+        ordered = sorted(names)
+
+        def ctime(name: str) -> int | None:
+            self.stats["purge_lookups"] += 1
+            stat = self.session.exists(f"{self.path}/{name}")
+            return None if stat is None else stat.ctime
+
+        self.stats["purge_searches"] += 1
+        count, boundary_ctime = expired_prefix(ordered, ctime, cutoff)
+        if count < len(ordered) and boundary_ctime is not None:
+            self._hint = (ordered[count], boundary_ctime)
+        elif count == len(ordered):
+            self._hint = None
+        if not count:
+            return []
+        started = time.monotonic()
+        deleted = self.session.delete_nodes(f"{self.path}/{name}" for name in ordered[:count])
+        self.stats["purged_notifications"] += deleted
+        self._log.info(
+            "purged %d expired notification(s) up to %s in %.0f ms",
+            deleted,
+            printable(ordered[count - 1]),
+            (time.monotonic() - started) * 1000,
+        )
+        return ordered[:count]
+
+
+def _delay(policy: retry.Backoff) -> float:
+    """``policy.next_delay()``, held at its maximum: ``Backoff`` computes ``start * 2**failures``,
+    which overflows a float after about 1,000 failures in a row (17 hours at one a minute)."""
+    try:
+        return policy.next_delay()
+    except OverflowError:
+        return policy.maximum
+
+
+__all__ = ["PURGE_RETRY_S", "NotificationPurge", "expired_prefix"]
