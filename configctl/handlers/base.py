@@ -134,9 +134,9 @@ class BrokerView:
         self.broker_id = int(broker_id)
         self.static = static
         self.configs = configs
+        # Per known_by_node type (topics), every name whose node exists, overrides or not (a view
+        # built from configs alone knows the members with a config).
         self.known = known if known is not None else _known_from(configs)
-        """Names of every member of a :attr:`~FamilyHandler.known_by_node` type whose node
-        exists, overrides or not, by type (without them: the members with a config)."""
         self._families = families
         self.resolution = resolution or resolve_broker(
             self.broker_id,
@@ -155,7 +155,7 @@ class BrokerView:
         return self.known.get(EntityType.TOPICS, frozenset())
 
     def family(self, name: str) -> Iterable[str]:
-        """Stored paths with a config in force, of one family (``quotas`` or ``ips``)."""
+        """Stored paths with a config in force, of one interdependent family (``quotas``, ``ips``)."""
         if self._families is not None:
             return self._families.get(name, ())
         return [p for p in self.configs if family_of(p) == name]
@@ -192,7 +192,7 @@ DEFAULT_BROKER_PATH = f"brokers/{DEFAULT}"
 def family_of(path: str) -> str | None:
     """The :attr:`~FamilyHandler.family` of a stored path whose members resolve through each
     other (quota entities: users and clients; IPs); None for the rest (topics, broker layers)."""
-    handler = _BY_HEAD.get(path.split("/", 1)[0])
+    handler = handler_at(path)
     return handler.family if handler is not None and handler.interdependent else None
 
 

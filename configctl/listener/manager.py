@@ -524,7 +524,8 @@ class DynamicConfigManager:
         return True
 
     def _know(self, handler: FamilyHandler, entity: Entity, read: EntityRead) -> None:
-        """A topic whose node exists is known (plugins hear about it) whatever its config."""
+        """A topic (a member of a known_by_node family) whose node exists is known, whatever its
+        config: plugins hear about it when a broker fallback moves."""
         if handler.known_by_node and read.data is not None:
             names = self._known.get(entity.type)
             if names is None or entity.name not in names:
@@ -760,7 +761,8 @@ class DynamicConfigManager:
                 if type_prefix is None or not path.startswith(type_prefix):  # one type: one handler
                     type_prefix = path.split("/", 1)[0] + "/"
                     handler = handler_at(path)
-                assert handler is not None
+                if handler is None:  # a family no longer registered
+                    continue
                 bodies = self._render(handler.entity_at(path), handler)
                 if path not in self._member_lines:
                     self._member_order = None
