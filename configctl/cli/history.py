@@ -3,7 +3,8 @@
 Every write configctl makes records the previous and new config, the time, the identity and the
 reason under ``/configctl/history/<entity path>/`` (see :class:`configctl.zk.configstore.ConfigStore`).
 ``rollback --to N`` restores the config recorded at version N through the normal validated,
-version-checked write path, so the undo is itself recorded and can be undone.
+version-checked write path (:mod:`configctl.rollback`), so the undo is itself recorded and can be
+undone; this module asks, shows and follows.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from rich.console import Console
 from rich.table import Table
 
 from configctl import fleet, writer
-from configctl.changes import ConfigChange, KeyDiff, diff
+from configctl import rollback as rollbacks
+from configctl.changes import KeyDiff, diff
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options
@@ -37,8 +39,8 @@ from configctl.cli.render import (
 )
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.entities import Entity
-from configctl.errors import Conflict, InvalidInput, NotFound
-from configctl.zk.configstore import Stored
+from configctl.errors import InvalidInput
+from configctl.store import Stored
 from configctl.znodes import HistoryRecord
 
 
@@ -249,22 +251,10 @@ def rollback(
     if not (yes or dry_run) and not sys.stdin.isatty():
         raise InvalidInput("rollback asks for confirmation: run it in a terminal, or pass --yes")
     reason = reason or os.environ.get("CONFIGCTL_REASON", "")
-    recorded = f"rollback to {to_version}" + (f": {reason}" if reason else "")
     label = entity_label(entity)
     with open_store() as store:
-        entries = store.history(entity)
-        entry = next((e for e in entries if e.version == to_version), None)
-        if entry is None:
-            known = ", ".join(str(e.version) for e in entries[:20]) or "none"
-            raise NotFound(
-                f"no history record of version {to_version} for {label} (recorded versions: {known})"
-            )
-        if entry.config is None:
-            raise NotFound(
-                f"version {to_version} of {label} was too large to record in full; it cannot be restored"
-            )
-        current = store.read(entity)
-        changes = diff(current.config, entry.config)
+        prepared = rollbacks.prepare(store, entity, to_version, label=label)
+        current, changes = prepared.current, prepared.changes
         view = RollbackView(entity, to_version, current.version, changes, dry_run=dry_run)
         if not changes or dry_run:
             show(view)
@@ -284,25 +274,14 @@ def rollback(
             f"Restore version {to_version} of {label}?", default=False, err=True
         ):
             raise InvalidInput("rollback cancelled; nothing was written")
-        change = ConfigChange(
-            add={c.name: c.new for c in changes if c.new is not None},
-            delete=tuple(c.name for c in changes if c.new is None),
+        view.result = rollbacks.restore(
+            store,
+            prepared,
+            reason=reason,
+            allow_custom=allow_custom_config,
+            allow_running_brokers=allow_running_brokers,
+            label=label,
         )
-        try:
-            view.result = writer.alter(
-                store,
-                entity,
-                change,
-                if_version=current.version,
-                allow_custom=allow_custom_config,
-                reason=recorded,
-                allow_running_brokers=allow_running_brokers,
-            )
-        except Conflict:
-            raise Conflict(
-                f"{label} changed while rolling back (it was at version {current.version} when the diff "
-                "was shown); nothing written; run rollback again"
-            ) from None
         committed = [view.result.committed] if view.result.committed is not None else []
         if not as_json():  # people see what was written first, then the brokers answering
             after_commit([entity] if committed else [], lambda: show(_after_confirm(view)))
