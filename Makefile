@@ -7,7 +7,7 @@ LOCK   := constraints.txt
 KAFKA  := build/kafka
 KAFKA_STAMP := $(KAFKA)/VERSION
 
-.PHONY: all install kafka kafka-clean lock demo test unit lint bench schemas clean
+.PHONY: all install kafka kafka-clean lock demo test test-long unit lint bench schemas clean
 
 all: test
 
@@ -51,6 +51,10 @@ demo: $(STAMP) $(KAFKA_STAMP)
 
 test: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The long property runs (1,000 random sequences against a real broker, ...), skipped by make test.
+test-long: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)

@@ -59,8 +59,15 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark tests by folder (unit / zk / spark); tests using the ensemble are also ``ensemble``."""
+    """Mark tests by folder (unit / zk / spark); tests using the ensemble are also ``ensemble``.
+
+    ``long`` tests (the long property runs) run only when asked for (``-m long``, ``make test-long``):
+    ``make test`` stays within CI's time on two cores.
+    """
+    asked_long = "long" in (config.getoption("markexpr", "") or "")
     for item in items:
+        if item.get_closest_marker("long") is not None and not asked_long:
+            item.add_marker(pytest.mark.skip(reason="a long run: make test-long (pytest -m long)"))
         try:
             parts = item.path.resolve().relative_to(TESTS_DIR).parts
         except ValueError:

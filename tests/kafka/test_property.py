@@ -7,7 +7,7 @@ static layer and the stored dynamic layers) must equal what the broker reports t
 API, key by key (value, source, synonyms). The broker applies a change asynchronously, so each
 comparison waits for the two to agree, and fails with the differences when they do not.
 
-100 sequences in the ordinary run; ``-m slow`` runs the long one (1,000).
+100 sequences in the ordinary run; ``make test-long`` (``-m long``) runs the long one (1,000).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def test_random_changes_end_with_the_broker_and_configctl_agreeing(sandbox, step
     run_sequence(sandbox, steps)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @settings(
     max_examples=1000,
     deadline=None,
