@@ -49,6 +49,7 @@ from configctl.store import (
     version_after,
 )
 from configctl.zk import registrations
+from configctl.zk.configtree import ConfigTree
 from configctl.zk.connection import ConnectionSettings
 from configctl.zk.errors import LOST, translate_errors
 from configctl.zk.fleetstate import FleetState
@@ -255,7 +256,11 @@ class ConfigStore:
             except InvalidInput as exc:
                 log.warning("skipping %s/%s: %s", root, stored_name, exc)
         if entity_type is EntityType.USERS and names:
-            nested = self.session.children_many([f"{root}/{name}/clients" for name in names])
+            # the users/clients nesting is walked where the listener walks it; a write side read is strict
+            nested = ConfigTree(self.session).list_clients(names)
+            failed = next((listing for listing in nested if isinstance(listing, Exception)), None)
+            if failed is not None:
+                raise failed
             for stored_name, clients in zip(names, nested, strict=True):
                 for client in clients or ():
                     try:
