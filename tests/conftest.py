@@ -272,9 +272,7 @@ def fleet_of_three(zk_connect: str, tmp_path: Path) -> Iterator[dict[int, Any]]:
         )
     try:
         with ConfigStore.connect(zk_connect) as store:
-            wait_for(
-                lambda: len(fleet.broker_states(store)) == 3, timeout=90, message="three listeners"
-            )
+            wait_for(lambda: len(fleet.broker_states(store)) == 3, timeout=90, message="three listeners")
         yield processes
     finally:
         for process in processes.values():

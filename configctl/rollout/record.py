@@ -10,6 +10,10 @@ States: ``preparing`` (the plan is being recorded; nothing written), ``running``
 on it), ``stopped`` (a wave failed and was left as it is, or a concurrent writer stopped it),
 ``aborting`` (an undo is under way); then finished: ``promoted`` (a canary),
 ``completed`` (waves), ``aborted`` (every entity written was restored).
+
+Also a rollout as a store gives it back (:class:`Loaded`, :class:`Listed`) and what stops this
+process moving one on (:class:`TakenOver`, :class:`EntitiesMoved`): the words of
+:class:`configctl.store.Rollouts`, whichever store keeps the record.
 """
 
 from __future__ import annotations
