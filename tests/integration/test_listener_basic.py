@@ -64,9 +64,7 @@ def test_follows_changes_and_publishes_state_and_snapshot(store, start_listener,
     quota = listener.quota_config("User:alice", "app1")["consumer_byte_rate"]
     assert (quota.value, quota.source) == ("2048", "users/User%3Aalice/clients/app1")
 
-    state = wait_for(
-        lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == last and s
-    )
+    state = wait_for(lambda: (s := fleet.broker_state(store, 1)) and s["last_applied_change"] == last and s)
     assert state["broker_id"] == 1 and isinstance(state["applied_at_ms"], int)
     assert state["static_config"]["num.io.threads"] == "16"
     owner = store.client.exists("/configctl/brokers/1").ephemeralOwner
@@ -83,7 +81,7 @@ def test_follows_changes_and_publishes_state_and_snapshot(store, start_listener,
     assert any(r["entity_path"] == "brokers/1" and r["name"] == "log.retention.ms" for r in rows)
 
     listener.stop()
-    assert fleet.broker_state(store.session, 1) is None  # removed on a clean stop
+    assert fleet.broker_state(store, 1) is None  # removed on a clean stop
 
 
 def test_initial_load_sees_everything_written_before_start(store, start_listener):
@@ -160,9 +158,7 @@ def test_poison_notifications_and_configs_never_block_later_changes(zk, store, s
     assert listener.wait_for_change(last, timeout=10)
     assert listener.topic_config("after")["retention.ms"].value == "2000"
     assert listener.topic_config("orders")["retention.ms"].value == "1000"  # the last good config
-    state = wait_for(
-        lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == last and s
-    )
+    state = wait_for(lambda: (s := fleet.broker_state(store, 1)) and s["last_applied_change"] == last and s)
     problems = state["problems"]
     assert all(p["kind"] == "poison" for p in problems)
     paths = {p["entity_path"] for p in problems}
@@ -221,9 +217,7 @@ def test_plugins_see_changes_and_a_rejection_is_published(store, start_listener)
     bad = set_config(store, "topics/orders", **{"retention.ms": "10"})  # below the applier's minimum
     assert listener.wait_for_change(bad, timeout=10)
     assert listener.topic_config("orders")["retention.ms"].source != "DYNAMIC_TOPIC_CONFIG"
-    state = wait_for(
-        lambda: (s := fleet.broker_state(store.session, 1)) and s["last_applied_change"] == bad and s
-    )
+    state = wait_for(lambda: (s := fleet.broker_state(store, 1)) and s["last_applied_change"] == bad and s)
     (rejected,) = state["problems"]
     assert (rejected["kind"], rejected["entity_path"], rejected["change_number"]) == (
         "rejected",

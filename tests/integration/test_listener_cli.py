@@ -43,23 +43,19 @@ def test_run_logs_each_applied_change_and_exits_cleanly_on_a_signal(zk_connect, 
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         with ConfigStore.connect(zk_connect) as store:
-            wait_for(
-                lambda: fleet.broker_state(store.session, 2), timeout=60, message="the listener to start"
-            )
+            wait_for(lambda: fleet.broker_state(store, 2), timeout=60, message="the listener to start")
             entity = Entity.from_path("topics/orders")
             result = alter(store, entity, prepare_change(entity, {"retention.ms": "86400000"}))
             number = result.committed.change_number
-            wait_for(
-                lambda: fleet.broker_state(store.session, 2)["last_applied_change"] == number, timeout=10
-            )
-            state = fleet.broker_state(store.session, 2)
+            wait_for(lambda: fleet.broker_state(store, 2)["last_applied_change"] == number, timeout=10)
+            state = fleet.broker_state(store, 2)
             assert state["static_config"]["ssl.keystore.password"] == "******"
             assert state["static_config"]["broker.id"] == "2"
             assert state["plugins"] == ["client-quota-enforcer"]
             process.send_signal(sig)
             out, err = process.communicate(timeout=30)
             assert process.returncode == 0, err
-            assert fleet.broker_state(store.session, 2) is None
+            assert fleet.broker_state(store, 2) is None
     finally:
         if process.poll() is None:
             process.kill()
@@ -174,7 +170,7 @@ def test_sigterm_is_honoured_while_the_listener_retries(restartable_zk, tmp_path
     )  # fmt: skip
     with reaped(process):
         with ConfigStore.connect(restartable_zk.connect_string) as store:
-            wait_for(lambda: fleet.broker_state(store.session, 1), timeout=60, message="the listener")
+            wait_for(lambda: fleet.broker_state(store, 1), timeout=60, message="the listener")
         restartable_zk.stop()
         time.sleep(2.0)  # it notices and keeps reconnecting
         took, err = signalled(process, signal.SIGTERM, timeout=30)
@@ -196,7 +192,7 @@ def test_a_newline_in_a_value_cannot_forge_a_log_line(zk, zk_connect, tmp_path: 
     )  # fmt: skip
     with reaped(process):
         with ConfigStore.connect(zk_connect) as store:
-            wait_for(lambda: fleet.broker_state(store.session, 1), timeout=60, message="the listener")
+            wait_for(lambda: fleet.broker_state(store, 1), timeout=60, message="the listener")
             value = f"x\n{FORGED}\x1b[31m"
             zk.create("/config/brokers/1", encode_entity_config({"custom.note": value}), makepath=True)
             zk.ensure_path("/config/changes")
@@ -204,9 +200,7 @@ def test_a_newline_in_a_value_cannot_forge_a_log_line(zk, zk_connect, tmp_path: 
                 NOTIFICATION_PATH_PREFIX, b'{"version":2,"entity_path":"brokers/1"}', sequence=True
             )
             number = int(created.rsplit("_", 1)[1])
-            wait_for(
-                lambda: fleet.broker_state(store.session, 1)["last_applied_change"] == number, timeout=10
-            )
+            wait_for(lambda: fleet.broker_state(store, 1)["last_applied_change"] == number, timeout=10)
         _took, err = signalled(process, signal.SIGTERM, timeout=30)
     assert process.returncode == 0, err
     lines = err.splitlines()

@@ -189,7 +189,7 @@ def test_forced_session_expiry_reloads_and_misses_nothing(zk_connect, tmp_path):
             node = wait_for(lambda: store.client.exists("/configctl/brokers/1"), timeout=CONVERGENCE_S)
             assert node.ephemeralOwner == listener.session.client.client_id[0]
             wait_for(
-                lambda: fleet.broker_state(store.session, 1)["last_applied_change"] == latest(store),
+                lambda: fleet.broker_state(store, 1)["last_applied_change"] == latest(store),
                 timeout=CONVERGENCE_S,
             )
             assert listener.topic_config("orders")["retention.ms"].value == "2000"
@@ -251,12 +251,12 @@ def test_listener_sigkill_and_restart_with_changes_made_while_down(zk_connect, t
     try:
         with ConfigStore.connect(zk_connect) as store:
             first_state = wait_for(
-                lambda: fleet.broker_state(store.session, 1), timeout=60, message="the listener to start"
+                lambda: fleet.broker_state(store, 1), timeout=60, message="the listener to start"
             )
             for i in range(10):
                 set_config(store, f"topics/t{i % 4}", **{"retention.ms": str(5000 + i)})
             wait_for(
-                lambda: fleet.broker_state(store.session, 1)["last_applied_change"] == latest(store),
+                lambda: fleet.broker_state(store, 1)["last_applied_change"] == latest(store),
                 timeout=10,
             )
 
@@ -279,7 +279,7 @@ def test_listener_sigkill_and_restart_with_changes_made_while_down(zk_connect, t
             started = time.monotonic()
             wait_for(
                 lambda: (
-                    (s := fleet.broker_state(store.session, 1))
+                    (s := fleet.broker_state(store, 1))
                     and s["session_id"] != first_state["session_id"]
                     and s["last_applied_change"] == latest(store)
                     and snapshot_topics(snapshot) == (zk_topics(store), {latest(store)})
@@ -294,7 +294,7 @@ def test_listener_sigkill_and_restart_with_changes_made_while_down(zk_connect, t
             }
             process.send_signal(signal.SIGTERM)
             assert process.wait(20) == 0
-            assert fleet.broker_state(store.session, 1) is None
+            assert fleet.broker_state(store, 1) is None
     finally:
         if process.poll() is None:
             process.kill()
@@ -341,7 +341,7 @@ def test_ensemble_leader_killed_under_write_load(zk_ensemble):
         load.finish()
         took = assert_converges(listeners, connect, "the leader was killed")
         with ConfigStore.connect(connect) as store:
-            states = fleet.broker_states(store.session)
+            states = fleet.broker_states(store)
             assert sorted(states) == [1, 2, 3]
         print(f"3 listeners converged {took:.2f}s after the last write; writer retried {load.retries} times")
     finally:

@@ -60,11 +60,9 @@ def listeners(zk_connect: str):
         listener.stop()
 
 
-def published(store_session, broker_id: int, change: int) -> dict:
+def published(store, broker_id: int, change: int) -> dict:
     return wait_for(
-        lambda: (
-            (s := fleet.broker_state(store_session, broker_id)) and s["last_applied_change"] >= change and s
-        ),
+        lambda: (s := fleet.broker_state(store, broker_id)) and s["last_applied_change"] >= change and s,
         timeout=10,
         message=f"broker {broker_id} to publish change {change}",
     )
@@ -105,7 +103,7 @@ def test_an_owner_only_node_never_stalls_a_listener_and_is_retried(
     assert first.wait_for_change(later, timeout=10), "one unreadable node stalled the listener"
     assert first.topic_config("orders")["retention.ms"].value == "1000"
 
-    state = published(admin.session, 1, later)
+    state = published(admin, 1, later)
     unreadable = problems_of(state, "unreadable")
     assert set(unreadable) == {"users/alice"}
     reason = unreadable["users/alice"]["reason"]
@@ -118,7 +116,7 @@ def test_an_owner_only_node_never_stalls_a_listener_and_is_retried(
     again = set_config(admin, "users/alice", producer_byte_rate="4096")
     last = set_config(admin, "topics/orders", **{"retention.ms": "2000"})
     assert first.wait_for_change(last, timeout=10)
-    state = published(admin.session, 1, last)
+    state = published(admin, 1, last)
     assert problems_of(state, "unreadable")["users/alice"]["change_number"] == again
     assert len(warnings(caplog, "users/alice")) == 1
     assert state["counters"]["unreadable_problems"] == 1
@@ -128,7 +126,7 @@ def test_an_owner_only_node_never_stalls_a_listener_and_is_retried(
     second = listeners(2)
     assert second.last_applied_change == last
     assert second.topic_config("orders")["retention.ms"].value == "2000"
-    state2 = published(admin.session, 2, last)
+    state2 = published(admin, 2, last)
     assert set(problems_of(state2, "unreadable")) == {"users"}
     assert "cannot list /config/users" in problems_of(state2, "unreadable")["users"]["reason"]
 
@@ -147,7 +145,7 @@ def test_an_owner_only_node_never_stalls_a_listener_and_is_retried(
     fixed = set_config(admin, "users/alice", producer_byte_rate="8192")
     assert second.wait_for_change(fixed, timeout=10)
     assert second.quota_config("alice")["producer_byte_rate"].value == "8192"
-    assert set(problems_of(published(admin.session, 2, fixed), "unreadable")) == {"users"}
+    assert set(problems_of(published(admin, 2, fixed), "unreadable")) == {"users"}
     # ... and the listing problem clears on a full reload once the directory is readable.
     admin_zk.set_acls("/config/users", [owner, *OPEN_ACL_UNSAFE])
     for listener in (first, second):
@@ -213,7 +211,7 @@ def test_poison_and_unreadable_notifications_are_listed_logged_once_and_counted(
         assert listener.wait_for_change(last, timeout=10)
         assert listener.topic_config("after")["retention.ms"].value == "3000"
         assert listener.topic_config("orders")["retention.ms"].value == "1000"
-        state = published(store.session, 1, last)
+        state = published(store, 1, last)
         poison = problems_of(state, "poison")
         assert (
             "topics/orders" in poison
@@ -233,7 +231,7 @@ def test_poison_and_unreadable_notifications_are_listed_logged_once_and_counted(
         )
         fixed = int(created.rsplit("_", 1)[1])
         assert listener.wait_for_change(fixed, timeout=10)
-        assert "topics/orders" not in problems_of(published(store.session, 1, fixed), "poison")
+        assert "topics/orders" not in problems_of(published(store, 1, fixed), "poison")
     assert_one_line_warnings(caplog)
 
 
@@ -245,12 +243,12 @@ def test_a_plugin_rejection_is_listed_once_and_cleared_by_an_accepted_change(zk_
         later = set_config(store, "topics/other", **{"retention.ms": "600000"})
         assert listener.wait_for_change(later, timeout=10)
         assert listener.topic_config("other")["retention.ms"].value == "600000"
-        rejected = problems_of(published(store.session, 1, later), "rejected")["topics/orders"]
+        rejected = problems_of(published(store, 1, later), "rejected")["topics/orders"]
         assert rejected["change_number"] == bad and rejected["plugin"] == "log-retention-applier"
         assert len(warnings(caplog, "rejected: topics/orders")) == 1
         accepted = set_config(store, "topics/orders", **{"retention.ms": "600000"})
         assert listener.wait_for_change(accepted, timeout=10)
-        state = published(store.session, 1, accepted)
+        state = published(store, 1, accepted)
         assert state["problems"] == [] and state["counters"]["rejected_problems"] == 1
 
 
@@ -295,6 +293,6 @@ def test_the_fleet_record_is_kept_throttled_and_outlives_the_listener(zk, zk_con
         # 30 changes in well under 30 s: far fewer writes than changes
         assert listener.fleet_record.writes - writes <= 1 + 30 // 5
         listener.stop()
-        assert fleet.broker_state(store.session, 7) is None  # the state node goes with the listener
+        assert fleet.broker_state(store, 7) is None  # the state node goes with the listener
         data, stat = zk.get(FleetRecordZNode.path(7))  # the fleet record stays
         assert json.loads(data)["last_applied_change"] == last and stat.ephemeralOwner == 0
