@@ -177,6 +177,11 @@ class Capabilities:
     a canary's live brokers)."""
     rollout_records: bool
     """Rollout records (:attr:`ConfigStore.rollouts`): canaries and waves survive their process."""
+    brokers_validate: bool = False
+    """A running broker's config goes through that broker, which validates it (and encrypts its
+    passwords with its own secret): Kafka's refusal of ZooKeeper writes while brokers run does not
+    apply, passwords are sent in clear (over the client's TLS), and :meth:`ConfigStore.validate`
+    asks the broker."""
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -279,9 +284,17 @@ class ConfigStore(Protocol):
 
     def landed(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]: ...
 
+    def validate(self, changes: Sequence[Change]) -> None:
+        """Ask whoever else validates these writes (a running broker) without writing (``--dry-run``)."""
+        ...
+
     # -- history and notifications -----------------------------------------------------------------
 
     def history(self, entity: Entity) -> list[HistoryRecord]: ...
+
+    def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
+        """Record ``change``, committed at ``version`` by someone else (a broker), in the history."""
+        ...
 
     def notifications(self) -> list[Notification]: ...
 

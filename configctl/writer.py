@@ -17,9 +17,16 @@ from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
 from configctl.handlers import handler_for
+from configctl.store import (
+    Change,
+    CommitInterrupted,
+    Committed,
+    ConfigStore,
+    Stored,
+    VersionConflict,
+    version_after,
+)
 from configctl.zk import retry
-from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, Stored
-from configctl.zk.errors import VersionConflict
 
 PASSWORD_ENCODER_PREFIX = "password.encoder."
 SECRET_ENV = "CONFIGCTL_PASSWORD_ENCODER_SECRET"
@@ -47,11 +54,14 @@ def prepare_change(
     allow_custom: bool = False,
     password_secret: str | None = None,
     replace: bool = False,
+    passwords_in_clear: bool = False,
 ) -> ConfigChange:
     """Validate what can be validated alone and put secrets in their stored form.
 
     ``password.encoder.*`` keys given with the change configure the encryption of broker
-    password configs and are never stored, as in kafka-configs.sh.
+    password configs and are never stored, as in kafka-configs.sh. ``passwords_in_clear``: the
+    write goes through the broker, which encrypts them with its own secret (the store's
+    ``brokers_validate`` capability); they are left as given.
     """
     add = dict(add)
     encoder_settings = {k: add.pop(k) for k in list(add) if k.startswith(PASSWORD_ENCODER_PREFIX)}
@@ -62,13 +72,17 @@ def prepare_change(
     # ask for an encoder secret); SCRAM keys are checked in their stored form afterwards.
     plain = {k: v for k, v in add.items() if k not in secrets.SCRAM_MECHANISMS}
     validation.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
-    stored = _stored_secrets(entity, add, encoder_settings, password_secret)
+    stored = _stored_secrets(entity, add, encoder_settings, password_secret, passwords_in_clear)
     validation.check(entity, stored, changed=list(stored), allow_custom=allow_custom)
     return ConfigChange(add=stored, delete=change.delete, replace=replace)
 
 
 def _stored_secrets(
-    entity: Entity, add: dict[str, str], encoder_settings: dict[str, str], password_secret: str | None
+    entity: Entity,
+    add: dict[str, str],
+    encoder_settings: dict[str, str],
+    password_secret: str | None,
+    passwords_in_clear: bool = False,
 ) -> dict[str, str]:
     result = dict(add)
     handler = handler_for(entity)
@@ -77,7 +91,7 @@ def _stored_secrets(
             if not value.startswith("salt="):
                 password, iterations = secrets.parse_scram_spec(key, value)
                 result[key] = secrets.scram_credential(key, password, iterations)
-        elif handler.encrypts_passwords and handler.is_password(key):
+        elif handler.encrypts_passwords and handler.is_password(key) and not passwords_in_clear:
             result[key] = _encoder(encoder_settings, password_secret, key).encode(value)
     return result
 
@@ -149,9 +163,11 @@ def alter(
             impact.check_write(
                 store, [impact.Write(entity, before.config, after)], reason=reason, identity=store.identity
             )
+        write = Change(entity, after, before.version, previous=before.config)
+        if dry_run and changes:
+            store.validate([write])  # a broker that would judge the write judges it now, writing nothing
         if dry_run or not changes:
             return AlterResult(entity, before, after, changes, None, attempts)
-        write = Change(entity, after, before.version, previous=before.config)
         try:
             (committed,) = store.commit([write], reason=reason)
         except VersionConflict:
@@ -163,7 +179,7 @@ def alter(
         except CommitInterrupted as exc:
             # raises unless the write is known to have landed
             interrupted.settle(store, [write], [], exc.unknown, exc.error)
-            committed = Committed(entity, 0 if before.version < 0 else before.version + 1, None)
+            committed = Committed(entity, version_after(before.version), None)
         return AlterResult(entity, before, after, changes, committed, attempts)
 
     try:
@@ -190,7 +206,8 @@ def check_kafka_rules(
         if any(handler_for(e).refused_while_brokers_run for e in entities)
         else None,
         existing_topics=store.existing_topics(topics) if topics else None,
-        allow_running_brokers=allow_running_brokers,
+        # A store that sends running brokers' configs through them lets the brokers judge.
+        allow_running_brokers=allow_running_brokers or store.capabilities.brokers_validate,
     )
     if problems:
         raise ValidationFailed(problems)

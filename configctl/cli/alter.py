@@ -12,7 +12,7 @@ from rich.console import Console
 
 from configctl import fleet, writer
 from configctl.cli import completion
-from configctl.cli.context import open_store
+from configctl.cli.context import open_store, passwords_in_clear
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options
 from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
@@ -103,6 +103,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         allow_custom=kwargs["allow_custom_config"],
         password_secret=kwargs["password_encoder_secret"],
         replace=kwargs["replace"],
+        passwords_in_clear=passwords_in_clear(),
     )
     reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
     if requested():  # --canary: a rollout (configctl/rollout/canary.py)

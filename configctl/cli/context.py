@@ -48,12 +48,26 @@ def new_store(
 
     Like an HTTP client picking its transport, this looks at the settings once and returns one
     :class:`~configctl.store.ConfigStore`; no command and no feature branches on which it is.
-    Today every store is ZooKeeper's (:class:`configctl.zk.configstore.ConfigStore`). The Admin
-    API's (:mod:`configctl.adminapi`, from ``--bootstrap-server``) is to be chosen here, beside it.
+    It is ZooKeeper's (:class:`configctl.zk.configstore.ConfigStore`), wrapped with
+    ``--bootstrap-server`` in :class:`configctl.adminapi.store.BrokersThroughAdmin`, which sends
+    running brokers' configs through the brokers' Admin API.
     ``timeout`` overrides the settings' (shell completion must not hang).
     """
-    connection = settings(ctx).connection(timeout=timeout)
-    return ZooKeeperStore.connect(connection, identity=identity, history_limit=history_limit)
+    chosen = settings(ctx)
+    connection = chosen.connection(timeout=timeout)
+    store: ConfigStore = ZooKeeperStore.connect(connection, identity=identity, history_limit=history_limit)
+    if chosen.bootstrap_server is not None:
+        # Running brokers' configs go through the brokers (they validate them); the rest as before.
+        from configctl.adminapi.store import BrokersThroughAdmin
+
+        store = BrokersThroughAdmin(store, chosen.bootstrap_server, chosen.command_config)  # type: ignore[assignment]
+    return store
+
+
+def passwords_in_clear(ctx: click.Context | None = None) -> bool:
+    """Whether the store :func:`new_store` chooses sends broker passwords to the brokers to encrypt
+    (``--bootstrap-server``), so a change is prepared with them in clear; decided here, beside it."""
+    return settings(ctx).bootstrap_server is not None
 
 
 @contextmanager

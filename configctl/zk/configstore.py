@@ -572,6 +572,35 @@ class ConfigStore:
 
     # -- history --------------------------------------------------------------------------------
 
+    def validate(self, changes: Sequence[Change]) -> None:
+        """Nothing else validates a ZooKeeper write: configctl's own checks were the whole of it."""
+
+    def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
+        """Record a write someone else committed for us (a broker, through its Admin API): the
+        history record of ``change`` at ``version``, alone, as the write's own multi would have."""
+        if self.history_limit <= 0 or version < 0:
+            return
+        entity = change.entity
+        directory = HistoryZNodes.directory(entity)
+        record = _history_record(
+            change, version, int(time.time() * 1000), self.identity, reason, len(change.data)
+        )
+        missing = self._missing_history_dirs([change])
+        acls = self.session.acls
+        with translate_errors("record the write in configctl's history"):
+            if directory in missing:
+                self.session.client.create(directory, record, acl=acls.acl_for(directory))
+                self.session.remember_paths([directory])
+            else:
+                self.session.client.create(
+                    HistoryZNodes.sequential_path(entity, version),
+                    record,
+                    acl=acls.acl_for(directory + "/"),
+                    sequence=True,
+                )
+        if version >= self.history_limit:
+            self._trim_histories([entity])
+
     def history(self, entity: Entity) -> list[HistoryRecord]:
         """Recorded writes of an entity, newest first (malformed records are skipped with a warning).
 

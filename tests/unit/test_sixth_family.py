@@ -57,7 +57,7 @@ from configctl.listener.manager import DynamicConfigManager, EntityRead
 from configctl.listener.plugins import wrap
 from configctl.precedence import EffectiveValue
 from configctl.sources import DEFAULT_CONFIG
-from configctl.store import Committed, Stored
+from configctl.store import Capabilities, Committed, Stored
 from configctl.znodes import encode_entity_config
 
 pytestmark = pytest.mark.unit
@@ -256,6 +256,18 @@ class MemoryStore:
     """What the write path asks of a store, in memory (the ZooKeeper store is tested elsewhere)."""
 
     identity = "test"
+    capabilities = Capabilities(
+        versioned_writes=True,
+        extra_nodes=False,
+        watches=False,
+        history=False,
+        notifications=False,
+        fleet_state=False,
+        rollout_records=False,
+    )
+
+    def validate(self, changes: object) -> None:
+        """No broker judges a write here."""
 
     def __init__(self, configs: Mapping[str, dict[str, str]] | None = None) -> None:
         self.configs = {path: dict(c) for path, c in (configs or {}).items()}

@@ -1,0 +1,195 @@
+"""The store with a second path: running brokers' configs go through the brokers themselves.
+
+Kafka refuses a ZooKeeper write of a running broker's config (``kafka-configs.sh --zookeeper``)
+because the broker must validate it, and may veto it in its own reconfiguration step (a thread
+count more than doubled, a keystore that does not load). With ``--bootstrap-server``, configctl
+opens this store instead of the plain ZooKeeper one (:func:`configctl.cli.context.open_store`,
+the one place the choice is made): ``brokers/<id>`` of a running broker, and ``brokers/<default>``
+while any broker runs, are written with IncrementalAlterConfigs, after configctl's own
+validation; everything else (and every read) goes to ZooKeeper as before. The broker writes the
+config node and its change notification itself; this store then records the write in configctl's
+history (who, when, why) and reports the change number the broker's notification got, so
+``--wait``, ``status``, canaries and waves work as they do on the ZooKeeper path.
+
+What differs, and is said so by :attr:`capabilities`: a broker write cannot share a transaction
+with other nodes (``extra_nodes``): a rollout's record goes first, in its own ZooKeeper write, and
+the broker writes follow it one by one. The version check is made just before the request (the
+Admin API has no compare-and-set): a write racing another between the read and the request is not
+detected; the history record shows both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from configctl import catalogue
+from configctl.adminapi.client import KafkaAdmin
+from configctl.entities import EntityType
+from configctl.errors import InvalidInput
+from configctl.store import Capabilities, Change, Committed, NodeOp, VersionConflict
+
+NOTIFICATION_WAIT = 10.0
+"""How long to wait for the broker's change notification to appear after a write it accepted."""
+
+
+class BrokersThroughAdmin:
+    """A :class:`configctl.store.ConfigStore` that sends running brokers' configs through the Admin API.
+
+    Everything not overridden here is the ZooKeeper store's (``inner``): reads, history, the
+    fleet's state, rollout records.
+    """
+
+    def __init__(self, inner: Any, bootstrap: str, command_config: Path | None = None) -> None:
+        self.inner = inner
+        self.bootstrap = bootstrap
+        self.command_config = command_config
+        self._admin: KafkaAdmin | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    @property
+    def admin(self) -> KafkaAdmin:
+        """The Admin API client, connected on first use (a read-only command never connects)."""
+        if self._admin is None:
+            self._admin = KafkaAdmin(self.bootstrap, self.command_config, timeout=self.inner.timeout)
+        return self._admin
+
+    @property
+    def kind(self) -> str:
+        return f"{self.inner.kind} + Kafka Admin API ({self.bootstrap})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return dataclasses.replace(self.inner.capabilities, extra_nodes=False, brokers_validate=True)
+
+    def open(self) -> BrokersThroughAdmin:
+        self.inner.open()
+        return self
+
+    @property
+    def rollouts(self) -> Any:
+        """Rollout records as ZooKeeper keeps them, written through this store (its broker path)."""
+        from configctl.zk.rollouts import Rollouts
+
+        return Rollouts(self)
+
+    def close(self) -> None:
+        try:
+            if self._admin is not None:
+                self._admin.close()
+        finally:
+            self.inner.close()
+
+    def __enter__(self) -> BrokersThroughAdmin:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def commit(
+        self, changes: Sequence[Change], *, reason: str = "", extra: Sequence[NodeOp] = ()
+    ) -> list[Committed]:
+        """ZooKeeper's part in one multi (with ``extra``), then each running broker's config through it."""
+        through, direct = self._split(changes)
+        committed = self.inner.commit(direct, reason=reason, extra=extra) if direct or extra else []
+        for change in through:
+            committed.append(self._through_broker(change, reason))
+        return committed
+
+    def commit_batches(
+        self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
+    ) -> Iterator[list[Committed]]:
+        through, direct = self._split(changes)
+        if direct:
+            yield from self.inner.commit_batches(direct, reason=reason, in_flight=in_flight)
+        for change in through:
+            yield [self._through_broker(change, reason)]
+
+    def _split(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]:
+        """(through the brokers, through ZooKeeper): a running broker's own config, or the
+        default while any broker runs, goes through them."""
+        if not any(c.entity.type is EntityType.BROKERS for c in changes):
+            return [], list(changes)
+        running = self.inner.running_brokers() or set()
+        through, direct = [], []
+        for change in changes:
+            entity = change.entity
+            if (
+                entity.type is EntityType.BROKERS
+                and running
+                and (entity.is_default or int(entity.name) in running)
+            ):
+                through.append(change)
+            else:
+                direct.append(change)
+                _refuse_plain_passwords(change)
+        return through, direct
+
+    def _through_broker(self, change: Change, reason: str) -> Committed:
+        entity = change.entity
+        current = self.inner.read(entity, strict=False)
+        if current.version != change.expected_version:
+            raise VersionConflict(f"{entity.path} moved from version {change.expected_version}")
+        target = change.config
+        set_keys = {k: v for k, v in target.items() if current.config.get(k) != v}
+        delete_keys = [k for k in current.config if k not in target]
+        before = self.inner.latest_change_number()
+        running = sorted(self.inner.running_brokers() or ())
+        self.admin.alter_broker(
+            None if entity.is_default else int(entity.name),
+            set_keys,
+            delete_keys,
+            via=running[0] if running else None,
+        )
+        after = self.inner.read(entity, strict=False)
+        recorded = Change(entity, after.config, current.version, previous=current.config)
+        self.inner.record_history(recorded, after.version, reason=reason)
+        return Committed(entity, after.version, self._notification_of(entity.path, before))
+
+    def validate(self, changes: Sequence[Change]) -> None:
+        """Ask each broker that would take one of ``changes`` to validate it, applying nothing."""
+        through, _ = self._split(changes)
+        running = sorted(self.inner.running_brokers() or ())
+        for change in through:
+            entity = change.entity
+            current = self.inner.read(entity, strict=False)
+            self.admin.alter_broker(
+                None if entity.is_default else int(entity.name),
+                {k: v for k, v in change.config.items() if current.config.get(k) != v},
+                [k for k in current.config if k not in change.config],
+                validate_only=True,
+                via=running[0] if running else None,
+            )
+
+    def _notification_of(self, entity_path: str, before: int | None) -> int | None:
+        """The number of the change notification the broker wrote for ``entity_path`` after ``before``."""
+        deadline = time.monotonic() + NOTIFICATION_WAIT
+        while True:
+            newer = [n for n in self.inner.notifications() if before is None or n.number > before]
+            for notification in newer:  # one at a time: a gone or unreadable one is left out
+                if self.inner.notified_paths([notification]) == [entity_path]:
+                    return notification.number
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+
+def _refuse_plain_passwords(change: Change) -> None:
+    """A stopped broker's password config cannot go through the broker (which encrypts it with its
+    own secret), and this store leaves passwords in clear for the brokers to encrypt: refuse."""
+    if change.entity.type is not EntityType.BROKERS:
+        return
+    sensitive = [k for k in change.config if catalogue.is_sensitive(EntityType.BROKERS, k)]
+    changed = [k for k in sensitive if change.previous.get(k) != change.config[k]]
+    if changed:
+        raise InvalidInput(
+            f"{change.entity.display}: {', '.join(changed)} cannot be written through a broker that is not "
+            "running; write it without --bootstrap-server, with --password-encoder-secret; nothing was written"
+        )
