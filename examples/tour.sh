@@ -96,14 +96,16 @@ show configctl alter --broker-defaults --add-config 'log.dirs=/data' || echo "(e
 
 step "Cluster-wide broker default and a per-broker override, as the brokers report them; a user+client quota"
 # Kafka's ZooKeeper path (kafka-configs.sh --zookeeper) refuses broker configs while the brokers
-# run, so that their own validation is not skipped, and so does configctl; --allow-running-brokers
-# writes anyway (each listener validates what it applies). A coming --bootstrap-server path will
-# send broker configs through the brokers instead, which validate them themselves.
+# run, so that their own validation is not skipped, and so does configctl. With --bootstrap-server
+# they go through the brokers (Kafka's Admin API), which validate them themselves; configctl still
+# validates first and records the history.
 show configctl alter --broker-defaults --add-config 'log.retention.ms=3600000' || echo "(exit status $?)"
-show configctl alter --broker-defaults --add-config 'log.retention.ms=3600000' --allow-running-brokers
+show configctl --bootstrap-server "$bootstrap" alter --broker-defaults --add-config 'log.retention.ms=3600000'
 show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key log.retention.ms --expect 3600000
-# (a running broker takes at most twice its cleaner threads: 1 -> 2)
-show configctl alter --broker 2 --add-config 'log.cleaner.threads=2' --allow-running-brokers
+# A running broker takes at most twice its cleaner threads: broker 2 itself refuses 1 -> 9, and says why
+show configctl --bootstrap-server "$bootstrap" alter --broker 2 --add-config 'log.cleaner.threads=9' \
+  || echo "(exit status $?: the broker refused it, nothing changed)"
+show configctl --bootstrap-server "$bootstrap" alter --broker 2 --add-config 'log.cleaner.threads=2' --wait 20
 show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key log.cleaner.threads \
   --expect 1 --expect-on 2=2
 show configctl alter --user alice --client app1 --add-config 'consumer_byte_rate=2048'
