@@ -494,7 +494,7 @@ def memory(root: str, work: Path, topics: int) -> dict:
         wait(lambda: listener.numbers and listener.numbers[-1] >= number, 60, "one change")
         with ConfigStore.connect(connect) as store:
             wait(
-                lambda: (fleet.broker_state(store.session, 1) or {}).get("last_applied_change") == number,
+                lambda: (fleet.broker_state(store, 1) or {}).get("last_applied_change") == number,
                 60,
                 "the state node",
             )
@@ -561,7 +561,7 @@ def wait_returns(connect: str, tick: KazooClient, raw: RawWatchers, count: int, 
             tick.set(RAW_PATH, value.encode())
             raw_at = time.time()
             written = [fleet.Written(entity, result.committed.change_number)]
-            outcome = fleet.wait(store.session, written, 60)
+            outcome = fleet.wait(store, written, 60)
             times.append((time.time() - committed_at) * 1000)
             all_applied += outcome.all_applied and len(outcome.brokers) == raw.clients
             wait(lambda v=value: raw.all_seen(v) is not None, 30, "raw watchers")

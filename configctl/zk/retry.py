@@ -48,7 +48,9 @@ class Backoff:
 
     def next_delay(self) -> float:
         """Record one more failure and return how long to wait before the next try."""
-        delay = min(self.maximum, self.start * (2**self.failures))
+        # The exponent stops growing once the maximum is reached: 2**1024 would overflow a float
+        # after a thousand failures in a row (a listener without ZooKeeper for half an hour).
+        delay = self.maximum if self.failures >= 64 else min(self.maximum, self.start * (2**self.failures))
         self.failures += 1
         return delay
 

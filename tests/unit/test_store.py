@@ -71,3 +71,12 @@ def test_a_missing_capability_refuses_the_feature_in_one_line() -> None:
 @pytest.mark.parametrize(("expected", "after"), [(-1, 0), (0, 1), (41, 42)])
 def test_the_version_after_a_write(expected: int, after: int) -> None:
     assert store.version_after(expected) == after
+
+
+def test_a_backoff_stays_at_its_maximum_however_long_it_fails() -> None:
+    from configctl.zk.retry import Backoff
+
+    backoff = Backoff(0.1, 2.0)
+    delays = [backoff.next_delay() for _ in range(5000)]  # 2**1024 would overflow a float
+    assert delays[:3] == [0.1, 0.2, 0.4] and set(delays[5:]) == {2.0}
+    assert backoff.reset() == 5000
