@@ -273,7 +273,7 @@ class SequentialNotificationListener:
                 log.log(level, "listener step failed (will retry): %s", printable(self.last_error))
                 if not isinstance(exc, ConfigctlError):
                     log.debug("listener step failure", exc_info=True)
-                delay = _next_delay(backoff)
+                delay = backoff.next_delay()
                 with self._cond:
                     if reload:
                         self._need_reload = True
@@ -356,15 +356,6 @@ class SequentialNotificationListener:
             self.pending_notifications = max(0, len(pending) - start - len(chunk))
         watch.forget(self.purge.purge(names))
         self.handler.present(watch.present())
-
-
-def _next_delay(backoff: retry.Backoff) -> float:
-    """``backoff.next_delay()``, held at its maximum: ``Backoff`` computes ``start * 2**failures``,
-    which overflows a float after about 1,000 failures in a row (half an hour without ZooKeeper)."""
-    try:
-        return backoff.next_delay()
-    except OverflowError:
-        return backoff.maximum
 
 
 def _describe(exc: BaseException) -> str:

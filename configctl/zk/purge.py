@@ -113,7 +113,7 @@ class NotificationPurge:
             raise  # the connection went away: the caller retries its step as a whole
         except ConfigctlError as exc:
             self.stats["purge_errors"] += 1
-            self._not_before = time.monotonic() + _delay(self._retry)
+            self._not_before = time.monotonic() + self._retry.next_delay()
             reason = one_line(exc)
             if reason != self._error:
                 self._log.warning(
@@ -157,15 +157,6 @@ class NotificationPurge:
             (time.monotonic() - started) * 1000,
         )
         return ordered[:count]
-
-
-def _delay(policy: retry.Backoff) -> float:
-    """``policy.next_delay()``, held at its maximum: ``Backoff`` computes ``start * 2**failures``,
-    which overflows a float after about 1,000 failures in a row (17 hours at one a minute)."""
-    try:
-        return policy.next_delay()
-    except OverflowError:
-        return policy.maximum
 
 
 __all__ = ["PURGE_RETRY_S", "NotificationPurge", "expired_prefix"]
