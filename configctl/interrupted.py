@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError, PartiallyWritten, ZooKeeperUnavailable, one_line
-from configctl.zk.configstore import Change, ConfigStore
+from configctl.store import Change, ConfigStore
 
 RETRY_PAUSE = 0.25
 NAMED = 3

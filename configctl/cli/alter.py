@@ -21,7 +21,7 @@ from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, printable
-from configctl.zk.configstore import ConfigStore
+from configctl.store import ConfigStore
 
 
 @click.command(cls=EntityCommand)

@@ -15,7 +15,7 @@ from configctl.cli.options import global_options
 from configctl.cli.render import entity_json, entity_label, masked, safe, show
 from configctl.entities import EntityType
 from configctl.errors import printable
-from configctl.zk.configstore import Stored
+from configctl.store import Stored
 
 
 @click.command(cls=EntityCommand)

@@ -27,8 +27,8 @@ from configctl.desired.plan import LISTED_SHOWN, Plan, listed
 from configctl.entities import Entity, EntityType
 from configctl.errors import ConfigctlError, Conflict
 from configctl.gcpause import collector_paused
-from configctl.zk.configstore import Change, CommitInterrupted, Committed, ConfigStore, batches
-from configctl.zk.errors import VersionConflict
+from configctl.store import Change, CommitInterrupted, Committed, ConfigStore, VersionConflict, version_after
+from configctl.zk.configstore import batches  # how ZooKeeper's store splits a commit into multis
 
 IN_FLIGHT = 2
 """Multis outstanding at once: the next is built while ZooKeeper applies the previous one.
@@ -131,7 +131,7 @@ def apply_plan(
         except CommitInterrupted as exc:
             # the store knows exactly which multis were in flight when the connection went
             landed = interrupted.settle(store, changes, [c.entity for c in committed], exc.unknown, exc.error)
-            committed.extend(Committed(c.entity, _written_version(c), None) for c in landed)
+            committed.extend(Committed(c.entity, version_after(c.expected_version), None) for c in landed)
         except (Exception, KeyboardInterrupt) as exc:
             # Past the last batch answered, the next IN_FLIGHT were sent (one fewer if the failure
             # is ours, in on_batch, as the generator had not moved on); nothing after them was.
@@ -168,7 +168,3 @@ def _stale(store: ConfigStore, changes: list[Change], committed: list[Committed]
         not_committed=[c.entity for c in rest],
         unknown=[],
     ) from None
-
-
-def _written_version(change: Change) -> int:
-    return 0 if change.expected_version < 0 else change.expected_version + 1

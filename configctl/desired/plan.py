@@ -31,7 +31,7 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
 from configctl.files import read_bytes
 from configctl.gcpause import collector_paused
-from configctl.zk.configstore import Change, ConfigStore, Stored
+from configctl.store import Change, ConfigStore, Stored
 
 PLAN_FORMAT = "configctl-plan/1"
 ENTITY_ACTIONS = ("create", "update", "clear", "prune", "replace")
