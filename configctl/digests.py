@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 
 from configctl.errors import InvalidInput
 from configctl.files import read_bytes
 
 DIGEST_PREFIX = "sha256:"
 DIGEST_KEY_ENV = "CONFIGCTL_DIGEST_KEY_FILE"
-"""A file holding the fleet's digest key, shared by every listener and the audit."""
+"""A file holding the fleet's digest key, shared by every listener and the audit (read through
+:mod:`configctl.settings`, whose ``digest-key-file`` setting it is)."""
 _MIN_DIGEST_KEY_BYTES = 16
 
 
@@ -35,13 +35,21 @@ def digest(value: str, key: bytes | None = None) -> str:
     return DIGEST_PREFIX + hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
+def _configured_file() -> str | None:
+    """``$CONFIGCTL_DIGEST_KEY_FILE``, read through :mod:`configctl.settings` (imported here, not at
+    the top: the Spark job imports this module for :func:`digest` alone)."""
+    from configctl.settings import environment_value
+
+    return environment_value("digest-key-file") or None
+
+
 def read_digest_key(path: str | None = None) -> bytes | None:
     """The fleet digest key from ``path`` (else ``$CONFIGCTL_DIGEST_KEY_FILE``); None when not configured.
 
     The file holds the key itself (trailing whitespace ignored); at least 16 bytes, so it is a
     key and not a guessable word.
     """
-    chosen = path or os.environ.get(DIGEST_KEY_ENV) or None
+    chosen = path or _configured_file()
     if chosen is None:
         return None
     key = read_bytes(chosen, "digest key file", limit=4096).strip()

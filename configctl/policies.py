@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -24,9 +23,10 @@ from typing import Any
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, one_line
 from configctl.precedence import EffectiveValue
+from configctl.settings import BY_NAME, environment_value
 
 ENTRY_POINT_GROUP = "configctl.policies"
-ENV = "CONFIGCTL_POLICIES"
+ENV = BY_NAME["policies"].env  # CONFIGCTL_POLICIES
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def _installed() -> tuple[LoadedPolicy, ...]:
 
 def load() -> list[LoadedPolicy]:
     """Every configured policy: installed entry points, then ``CONFIGCTL_POLICIES``."""
-    specs = [s for s in os.environ.get(ENV, "").split(",") if s.strip()]
+    specs = [s for s in (environment_value("policies") or "").split(",") if s.strip()]
     return [*_installed(), *(_from_spec(s) for s in specs)]
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +28,6 @@ from typing import Any
 
 from configctl.errors import InvalidInput, shown
 from configctl.files import read_bytes
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 CONFIG_ENV = "CONFIGCTL_CONFIG"
 PROFILE_ENV = "CONFIGCTL_PROFILE"
@@ -64,6 +58,7 @@ def config_file(environ: Mapping[str, str] = os.environ) -> Path:
 
 def read_profiles(path: Path) -> dict[str, Any]:
     """The ``profiles`` table of the file (checked: valid TOML, nothing else at the top level)."""
+    tomllib = _toml()
     try:
         text = read_bytes(path, "profile file", limit=FILE_LIMIT).decode("utf-8")
     except UnicodeDecodeError:
@@ -84,6 +79,18 @@ def read_profiles(path: Path) -> dict[str, Any]:
         if not isinstance(table, dict):
             raise InvalidInput(f"profile file {path}: profiles.{name} must be a table ([profiles.{name}])")
     return profiles
+
+
+def _toml() -> Any:
+    """The TOML parser, imported only when a profile file is read: :mod:`configctl.settings` (and
+    so this module) is imported where no profile is ever read, down to the audit's Spark driver."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
 
 
 def load_profile(path: Path, name: str, known: Collection[str]) -> Profile:

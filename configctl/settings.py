@@ -15,10 +15,20 @@ local user in ``ps``); ``--zk-auth digest:USER:PASSWORD`` still works for compat
 
 Values are checked when they are used, so a bad ``CONFIGCTL_ZK_TIMEOUT`` does not stop
 ``configctl zk start``; every error names the flag, variable or profile to fix.
+
+Some settings exist only as a variable (:data:`ENVIRONMENT_SETTINGS`: the reason a write records,
+how much history is kept, the policy plugins, the digest key file and the password encoder secret
+behind their command options, the audit's Spark memory): environment, else default; no profile
+sets them. They are read here too (:func:`environment_entry`, also for library code with no
+command line: the listener, the policies, the audit's Spark session), so every ``CONFIGCTL_*``
+variable configctl reads is in this module's tables and ``configctl config show`` lists it.
+(The profile file and the profile's name, ``CONFIGCTL_CONFIG`` and ``CONFIGCTL_PROFILE``, are
+:mod:`configctl.profiles`'.)
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +49,9 @@ from configctl.zk.connection import (
 
 DEFAULT_ZOOKEEPER = "127.0.0.1:2181"
 DEFAULT_TIMEOUT = 10.0
+DEFAULT_HISTORY_LIMIT = 50
+DEFAULT_SPARK_DRIVER_MEMORY = "4g"
+PREFIX = "CONFIGCTL_"
 OUTPUTS = ("table", "json")
 PASSWORD_FILE_LIMIT = 64 * 1024
 
@@ -54,16 +67,18 @@ class Setting:
 
     name: str
     env: str
-    kind: str  # "text" | "seconds" | "switch" | "choice" | "file" | "secret"
+    kind: str  # "text" | "seconds" | "switch" | "choice" | "file" | "secret" | "count"
     default: Any = None
     metavar: str = ""
     help: str = ""
     short: str | None = None
+    environment_only: bool = False
 
     @property
     def flag(self) -> str | None:
-        """``--name``; None for a secret, which never goes on a command line."""
-        return None if self.kind == "secret" else f"--{self.name}"
+        """``--name``; None for a secret, which never goes on a command line, and for an
+        environment-only setting."""
+        return None if self.kind == "secret" or self.environment_only else f"--{self.name}"
 
     @property
     def param(self) -> str:
@@ -101,7 +116,26 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("command-config", "CONFIGCTL_COMMAND_CONFIG", "file", None, "FILE",
             "Kafka client properties for --bootstrap-server (security.protocol, sasl.*, ssl.truststore.*)."),
 )  # fmt: skip
-BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
+    Setting("reason", "CONFIGCTL_REASON", "text", "", "TEXT",
+            "Why, recorded in history by alter, apply and rollback when --reason is not given.",
+            environment_only=True),
+    Setting("history-limit", "CONFIGCTL_HISTORY_LIMIT", "count", DEFAULT_HISTORY_LIMIT, "N",
+            "History records kept per entity (0: none).", environment_only=True),
+    Setting("password-encoder-secret", "CONFIGCTL_PASSWORD_ENCODER_SECRET", "secret", None, "SECRET",
+            "The brokers' password.encoder.secret when alter or apply is not given --password-encoder-secret.",
+            environment_only=True),
+    Setting("digest-key-file", "CONFIGCTL_DIGEST_KEY_FILE", "file", None, "FILE",
+            "The fleet's digest key when the listener or the audit is not given --digest-key-file.",
+            environment_only=True),
+    Setting("policies", "CONFIGCTL_POLICIES", "text", None, "MODULE:ATTR[,MODULE:ATTR]",
+            "Policy plugins every write runs, besides the configctl.policies entry points.",
+            environment_only=True),
+    Setting("spark-driver-memory", "CONFIGCTL_SPARK_DRIVER_MEMORY", "text", DEFAULT_SPARK_DRIVER_MEMORY, "SIZE",
+            "The audit's Spark driver memory (local mode).", environment_only=True),
+)  # fmt: skip
+"""Settings with a variable and no global option (nor profile key); :func:`environment_entry` reads them."""
+BY_NAME: Mapping[str, Setting] = {s.name: s for s in (*SETTINGS, *ENVIRONMENT_SETTINGS)}
 PROFILE_KEYS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.flag is not None)
 """What a profile may set: every global option (passwords only by file)."""
 
@@ -135,6 +169,29 @@ class Entry:
     source: Source
 
 
+def configctl_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every ``CONFIGCTL_*`` variable of ``environ`` (default: this process's), what :func:`resolve` reads."""
+    source = os.environ if environ is None else environ
+    return {key: value for key, value in source.items() if key.startswith(PREFIX)}
+
+
+def environment_entry(name: str, environ: Mapping[str, str] | None = None) -> Entry:
+    """The environment-only setting ``name`` (:data:`ENVIRONMENT_SETTINGS`) from ``environ``
+    (default: this process's): its variable when set and not empty, else its default."""
+    setting = BY_NAME[name]
+    if not setting.environment_only:
+        raise ValueError(f"{name!r} is not an environment-only setting")
+    value = (os.environ if environ is None else environ).get(setting.env)
+    if value:
+        return Entry(value, Source(ENVIRONMENT, setting.env))
+    return Entry(setting.default, Source(DEFAULT))
+
+
+def environment_value(name: str, environ: Mapping[str, str] | None = None) -> Any:
+    """The value of the environment-only setting ``name``: its variable, else its default."""
+    return environment_entry(name, environ).value
+
+
 def resolve(flags: Mapping[str, Any], environ: Mapping[str, str]) -> GlobalSettings:
     """Merge flags (by setting name), the environment and the selected profile, by precedence."""
     profile_name, profile_source = None, None
@@ -159,6 +216,8 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str]) -> GlobalSetti
             entries[setting.name] = Entry(value, Source(PROFILE, profile.name))
         else:
             entries[setting.name] = Entry(setting.default, Source(DEFAULT))
+    for setting in ENVIRONMENT_SETTINGS:
+        entries[setting.name] = environment_entry(setting.name, environ)
     return GlobalSettings(entries, profile, profile_source, path)
 
 
@@ -237,6 +296,19 @@ class GlobalSettings:
         if value not in OUTPUTS:
             raise InvalidInput(f"{self._label('output')} must be table or json, not {shown(value)}")
         return value
+
+    @property
+    def reason(self) -> str:
+        """The reason a write records when its command is not given ``--reason`` ('' when none)."""
+        return str(self.entries["reason"].value or "")
+
+    @property
+    def history_limit(self) -> int:
+        """History records kept per entity (a write trims older ones)."""
+        raw = str(self.entries["history-limit"].value)
+        if not raw.isdigit():
+            raise InvalidInput(f"CONFIGCTL_HISTORY_LIMIT must be a non-negative integer, not {raw!r}")
+        return int(raw)
 
     @property
     def zk_timeout(self) -> float:
@@ -343,7 +415,7 @@ class GlobalSettings:
     def shown_rows(self) -> list[dict[str, Any]]:
         """Every setting with its value (secrets masked) and where it came from."""
         rows = []
-        for setting in SETTINGS:
+        for setting in (*SETTINGS, *ENVIRONMENT_SETTINGS):
             entry = self.entries[setting.name]
             value, source = entry.value, str(entry.source)
             if setting.name == "zk-tls" and not self._given("zk-tls") and self.zk_tls:
@@ -368,6 +440,8 @@ class GlobalSettings:
                 return check_timeout(value)
             if setting.kind == "switch":
                 return self._switch(setting.name)
+            if setting.kind == "count" and str(value).isdecimal():
+                return int(value)
         except InvalidInput:
             pass
         return value

@@ -26,10 +26,13 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from configctl.settings import DEFAULT_SPARK_DRIVER_MEMORY, environment_value
+
 DEFAULT_MASTER = "local[*]"
 # Enough for the 10M-row benchmark (cached parsed rows spill to disk beyond this); override
-# with CONFIGCTL_SPARK_DRIVER_MEMORY on a smaller or bigger machine.
-DEFAULT_DRIVER_MEMORY = "4g"
+# with CONFIGCTL_SPARK_DRIVER_MEMORY (configctl.settings' spark-driver-memory) on a smaller or
+# bigger machine.
+DEFAULT_DRIVER_MEMORY = DEFAULT_SPARK_DRIVER_MEMORY
 OBJECT_AGG_FALLBACK = 1_000_000
 # How long a cluster session waits for its first executor before sizing shuffles to what it has.
 EXECUTOR_WAIT_SECONDS = 60.0
@@ -119,7 +122,7 @@ def build_session(
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     config_file = log_dir() / "log4j2.properties"
     config_file.write_text(_LOG4J2, encoding="utf-8")
-    memory = driver_memory or os.environ.get("CONFIGCTL_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY)
+    memory = driver_memory or environment_value("spark-driver-memory")
     settings = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,7 @@ from configctl import fleet, writer
 from configctl.cli import completion
 from configctl.cli.context import open_store, passwords_in_clear
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
-from configctl.cli.options import global_options
+from configctl.cli.options import environment_option, environment_variable, global_options, settings
 from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
 from configctl.cli.rollout_options import canary_options, requested
 from configctl.cli.waiting import conclude, follow, wait_option
@@ -59,11 +58,12 @@ from configctl.store import ConfigStore
     is_flag=True,
     help="Accept broker keys the schema does not know (a plugin's own config).",
 )
-@click.option(
+@environment_option(
     "--password-encoder-secret",
-    envvar=writer.SECRET_ENV,
+    setting="password-encoder-secret",
     metavar="SECRET",
-    help=f"The brokers' password.encoder.secret, to store password configs encrypted (env {writer.SECRET_ENV}).",
+    help="The brokers' password.encoder.secret, to store password configs encrypted "
+    f"(env {environment_variable('password-encoder-secret')}).",
 )
 @click.option(
     "--allow-running-brokers",
@@ -105,7 +105,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         replace=kwargs["replace"],
         passwords_in_clear=passwords_in_clear(),
     )
-    reason = kwargs["reason"] or os.environ.get("CONFIGCTL_REASON", "")
+    reason = kwargs["reason"] or settings().reason
     if requested():  # --canary: a rollout (configctl/rollout/canary.py)
         from configctl.cli.rollout import canary_alter
 

@@ -173,8 +173,6 @@ def _stored_names(ctx: click.Context, etype: EntityType, user: str | None) -> li
 
 def complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """``--profile``: the profiles of the profile file."""
-    import os
-
     from configctl.profiles import config_file, profile_names
 
-    return _items(profile_names(config_file(os.environ)), incomplete)
+    return _items(profile_names(config_file()), incomplete)

@@ -7,7 +7,6 @@ only ever see :class:`configctl.store.ConfigStore` and what its ``capabilities``
 from __future__ import annotations
 
 import logging
-import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +14,6 @@ from contextlib import contextmanager
 import click
 
 from configctl.cli.options import settings
-from configctl.errors import InvalidInput
 from configctl.store import ConfigStore
 from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT
 from configctl.zk.configstore import ConfigStore as ZooKeeperStore
@@ -74,9 +72,6 @@ def passwords_in_clear(ctx: click.Context | None = None) -> bool:
 def open_store(*, reason_identity: str | None = None) -> Iterator[ConfigStore]:
     """Open the store (:func:`new_store`) from the global options; closed on exit."""
     quiet_libraries()
-    raw_limit = os.environ.get("CONFIGCTL_HISTORY_LIMIT", "") or "50"
-    if not raw_limit.isdigit():
-        raise InvalidInput(f"CONFIGCTL_HISTORY_LIMIT must be a non-negative integer, not {raw_limit!r}")
-    store = new_store(identity=reason_identity, history_limit=int(raw_limit))
+    store = new_store(identity=reason_identity, history_limit=settings().history_limit)
     with store:
         yield store

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +20,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from configctl import secrets, writer
+from configctl import secrets
 from configctl.cli.context import open_store
-from configctl.cli.options import global_options, settings
+from configctl.cli.options import environment_option, environment_variable, global_options, settings
 from configctl.cli.render import after_commit, before_write, console, emit_json, safe
 from configctl.cli.rollout_options import requested, wave_options
 from configctl.cli.waiting import conclude, follow, wait_option
@@ -74,12 +73,12 @@ def _file_options(func: Any) -> Any:
             is_flag=True,
             help="Overwrite config nodes that are not Kafka configs (unreadable JSON) with what the file says.",
         ),
-        click.option(
+        environment_option(
             "--password-encoder-secret",
-            envvar=writer.SECRET_ENV,
+            setting="password-encoder-secret",
             metavar="SECRET",
             help="The brokers' password.encoder.secret; needed only for broker password configs "
-            f"written in plain text in the file (env {writer.SECRET_ENV}).",
+            f"written in plain text in the file (env {environment_variable('password-encoder-secret')}).",
         ),
     ]
     for option in reversed(options):
@@ -207,7 +206,7 @@ def apply(
     as_json = settings().output == "json"
     desired, digest = _load(file, allow_custom_config)
     saved = plans.read_saved_plan(plan_file) if plan_file else None
-    reason = reason or os.environ.get("CONFIGCTL_REASON", "") or f"apply {Path(desired.source).name}"
+    reason = reason or settings().reason or f"apply {Path(desired.source).name}"
     out = console()
     with open_store() as store:
         result = plans.make_plan(

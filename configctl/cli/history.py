@@ -9,7 +9,6 @@ undone; this module asks, shows and follows.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +23,7 @@ from configctl import rollback as rollbacks
 from configctl.changes import KeyDiff, diff
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
-from configctl.cli.options import global_options
+from configctl.cli.options import global_options, settings
 from configctl.cli.render import (
     after_commit,
     as_json,
@@ -250,7 +249,7 @@ def rollback(
     entity = _entity(ctx, kwargs)
     if not (yes or dry_run) and not sys.stdin.isatty():
         raise InvalidInput("rollback asks for confirmation: run it in a terminal, or pass --yes")
-    reason = reason or os.environ.get("CONFIGCTL_REASON", "")
+    reason = reason or settings().reason
     label = entity_label(entity)
     with open_store() as store:
         prepared = rollbacks.prepare(store, entity, to_version, label=label)

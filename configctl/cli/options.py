@@ -9,17 +9,33 @@ Given both before and after the subcommand, the one after wins.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
-from configctl.digests import DIGEST_KEY_ENV
-from configctl.settings import DEFAULT_ZOOKEEPER, OUTPUTS, PROFILE_FLAG, SETTINGS, GlobalSettings, resolve
+from configctl.settings import (
+    BY_NAME,
+    DEFAULT_ZOOKEEPER,
+    ENVIRONMENT,
+    OUTPUTS,
+    PROFILE_FLAG,
+    SETTINGS,
+    GlobalSettings,
+    configctl_environment,
+    environment_entry,
+    resolve,
+)
 
-__all__ = ["DEFAULT_ZOOKEEPER", "GlobalSettings", "digest_key_file_option", "global_options", "settings"]
+__all__ = [
+    "DEFAULT_ZOOKEEPER",
+    "GlobalSettings",
+    "digest_key_file_option",
+    "environment_option",
+    "global_options",
+    "settings",
+]
 
 _FLAGS = "configctl.flags"  # ctx.meta key: setting name -> value typed on the command line
 _CACHE = "configctl.settings"
@@ -109,13 +125,41 @@ def global_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+class _EnvironmentOption(click.Option):
+    """An option that falls back to an environment-only setting (:data:`configctl.settings.ENVIRONMENT_SETTINGS`).
+
+    click treats the variable as it treats its own ``envvar`` (an empty one is unset; the value is
+    converted and checked as if typed), but reads it through :mod:`configctl.settings`.
+    """
+
+    def __init__(self, *args: Any, setting: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setting = setting
+
+    def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        entry = environment_entry(self.setting)
+        return str(entry.value) if entry.source.level == ENVIRONMENT else None
+
+
+def environment_option(
+    *decls: str, setting: str, **attrs: Any
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command option whose default is the environment-only setting ``setting`` (its variable)."""
+    return click.option(*decls, cls=_EnvironmentOption, setting=setting, **attrs)
+
+
+def environment_variable(setting: str) -> str:
+    """The variable of the environment-only setting ``setting``, as help texts name it."""
+    return BY_NAME[setting].env
+
+
 def digest_key_file_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--digest-key-file`` (else ``$CONFIGCTL_DIGEST_KEY_FILE``), the same for the listener and
     the audit: the fleet's key is read from a file, never from argv; ``help`` says what it does there."""
-    return click.option(
+    return environment_option(
         "--digest-key-file",
+        setting="digest-key-file",
         type=click.Path(dir_okay=False),
-        envvar=DIGEST_KEY_ENV,
         metavar="FILE",
         help=help,
     )
@@ -126,7 +170,7 @@ def settings(ctx: click.Context | None = None) -> GlobalSettings:
     completing). Resolved again when the flags or the ``CONFIGCTL_*`` environment changed."""
     ctx = ctx or click.get_current_context()
     flags = dict(ctx.meta.get(_FLAGS, {}))
-    environ = {key: value for key, value in os.environ.items() if key.startswith("CONFIGCTL_")}
+    environ = configctl_environment()
     key = (tuple(sorted(flags.items(), key=lambda item: item[0])), tuple(sorted(environ.items())))
     cached = ctx.meta.get(_CACHE)
     if cached is not None and cached[0] == key:
