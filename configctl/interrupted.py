@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError, PartiallyWritten, ZooKeeperUnavailable, one_line
 from configctl.store import Change, ConfigStore
+from configctl.zk import retry
 
 RETRY_PAUSE = 0.25
+"""The pause between re-reads while ZooKeeper is away (a constant :class:`~configctl.zk.retry.Backoff`)."""
 NAMED = 3
 """Entities named per list in the one-line message (``--output json`` has them all)."""
 
@@ -53,14 +55,16 @@ def resolve(store: ConfigStore, sent: Sequence[Change]) -> tuple[list[Change], l
     if not sent:
         return [], [], []
     deadline = time.monotonic() + store.timeout
-    while True:
+    pauses = retry.Backoff(RETRY_PAUSE, RETRY_PAUSE)
+    while True:  # re-read until ZooKeeper answers, within the store's timeout
         try:
             landed, missed = store.landed(sent)
             break
         except ZooKeeperUnavailable:
-            if time.monotonic() + RETRY_PAUSE >= deadline:
+            pause = pauses.next_delay()
+            if time.monotonic() + pause >= deadline:
                 return [], [], list(sent)
-            time.sleep(RETRY_PAUSE)
+            time.sleep(pause)
         except (ConfigctlError, KeyboardInterrupt):
             return [], [], list(sent)
     # A node moved by someone else since is neither ours nor untouched: unknown, and said so.

@@ -20,9 +20,11 @@ from configctl.rollout import record as rec
 from configctl.rollout.record import EntitiesMoved, TakenOver
 from configctl.rollout.steps import Observer, Report, Run
 from configctl.store import ConfigStore
+from configctl.zk import retry
 
 ABORT_ATTEMPTS = 5
-"""A rollout still running moves its record now and then; an abort re-reads it this many times."""
+"""A rollout still running moves its record now and then; an abort re-reads it this many times
+(:func:`configctl.zk.retry.conflict_retry`)."""
 
 
 def abort(
@@ -38,41 +40,47 @@ def abort(
     Returns a report whose outcome is ``aborted``; one whose outcome is ``stopped`` when an entity
     moved since the rollout wrote it (nothing restored then, unless ``force``).
     """
-    for attempt in range(ABORT_ATTEMPTS):
-        loaded = store.rollouts.load(rollout_id)
-        record = loaded.record
-        if not record.open:
-            raise Conflict(f"rollout {rollout_id} already ended ({record.state}); there is nothing to abort")
-        active = store.rollouts.resume(loaded)
-        work = Run(active, observer)
-        work.title = f"abort of rollout {rollout_id}"
-        why = f"aborted by {store.identity}" + (f": {reason}" if reason else "")
-        try:
-            active.note(f"{why}; restoring what it wrote", state=rec.ABORTING, failure=record.failure or why)
-            work.report.went_out = sorted(e.path for e in active.written())
-            work.report.restored = waves.revert(
-                work,
-                reason=f"rollout {rollout_id}: {'canary' if record.kind == rec.CANARY else 'wave'} aborted, "
-                "previous bytes restored" + (f": {reason}" if reason else ""),
-                failure=record.failure or why,
-                force=force,
-            )
-        except TakenOver:
-            if attempt == ABORT_ATTEMPTS - 1:
-                raise Conflict(
-                    f"rollout {rollout_id} kept changing while aborting it; try again (configctl rollout show {rollout_id})"
-                ) from None
-            continue
-        except EntitiesMoved as exc:
-            stuck = f"{exc}; nothing was restored; check them, then abort with --force to restore anyway"
-            active.release(f"abort stopped: {stuck}", {"state": rec.STOPPED, "failure": stuck})
-            work.report.outcome = steps.STOPPED
-            work.report.failure = stuck
-            return work.report
-        work.report.outcome = steps.ABORTED
-        work.report.failure = record.failure
+    try:
+        return retry.conflict_retry(ABORT_ATTEMPTS)(_abort_once, store, rollout_id, force, reason, observer)
+    except retry.RetriesExhausted:
+        raise Conflict(
+            f"rollout {rollout_id} kept changing while aborting it; try again (configctl rollout show {rollout_id})"
+        ) from None
+
+
+def _abort_once(
+    store: ConfigStore, rollout_id: str, force: bool, reason: str, observer: Observer | None
+) -> Report:
+    """One try of :func:`abort`, from a fresh read of the record; the record moving meanwhile is a retry."""
+    loaded = store.rollouts.load(rollout_id)
+    record = loaded.record
+    if not record.open:
+        raise Conflict(f"rollout {rollout_id} already ended ({record.state}); there is nothing to abort")
+    active = store.rollouts.resume(loaded)
+    work = Run(active, observer)
+    work.title = f"abort of rollout {rollout_id}"
+    why = f"aborted by {store.identity}" + (f": {reason}" if reason else "")
+    try:
+        active.note(f"{why}; restoring what it wrote", state=rec.ABORTING, failure=record.failure or why)
+        work.report.went_out = sorted(e.path for e in active.written())
+        work.report.restored = waves.revert(
+            work,
+            reason=f"rollout {rollout_id}: {'canary' if record.kind == rec.CANARY else 'wave'} aborted, "
+            "previous bytes restored" + (f": {reason}" if reason else ""),
+            failure=record.failure or why,
+            force=force,
+        )
+    except TakenOver:
+        raise retry.RetryNow() from None
+    except EntitiesMoved as exc:
+        stuck = f"{exc}; nothing was restored; check them, then abort with --force to restore anyway"
+        active.release(f"abort stopped: {stuck}", {"state": rec.STOPPED, "failure": stuck})
+        work.report.outcome = steps.STOPPED
+        work.report.failure = stuck
         return work.report
-    raise AssertionError("unreachable")
+    work.report.outcome = steps.ABORTED
+    work.report.failure = record.failure
+    return work.report
 
 
 def resume(store: ConfigStore, rollout_id: str, *, observer: Observer | None = None) -> Report:
