@@ -35,7 +35,12 @@ _DEBIAN_JAR_DIRS = (Path("/usr/share/zookeeper"), Path("/usr/share/zookeeper/lib
 
 
 def find_java() -> str:
-    """``$JAVA_HOME/bin/java`` if that exists, else ``java`` on PATH."""
+    """``$JAVA_HOME/bin/java`` if that exists, else ``java`` on PATH.
+
+    ``JAVA_HOME`` is read here, not in :mod:`configctl.settings`: it is the machine's Java, found
+    the way every Java launcher finds it (as ``java`` on ``PATH`` is), not a configctl setting;
+    this is the one place it is read (the local ZooKeeper and the local Kafka both ask here).
+    """
     home = os.environ.get("JAVA_HOME")
     if home:
         candidate = Path(home) / "bin" / "java"

@@ -211,6 +211,7 @@ def run_check(command: str, env: Mapping[str, str], timeout: float) -> CheckResu
     killed, so a check that started a pipeline or a sleep does not outlive it.
     """
     started = time.monotonic()
+    # The check inherits this process's environment as it is: handed on, not read (not a setting).
     child_env = {**os.environ, **env}
     process = subprocess.Popen(
         command,
