@@ -14,7 +14,7 @@ from configctl.cli import completion
 from configctl.cli.context import open_store, passwords_in_clear
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import environment_option, environment_variable, global_options, settings
-from configctl.cli.render import after_commit, as_json, diff_json, diff_table, entity_label, safe, show
+from configctl.cli.render import diff_json, diff_table, entity_label, safe, show_written
 from configctl.cli.rollout_options import canary_options, requested
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.configparse import added_configs, parse_delete_config
@@ -126,15 +126,14 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         )
         committed = [result.committed] if result.committed is not None else []
         view = AlterView(result, dry_run=kwargs["dry_run"])
-        if kwargs["wait"] is None or not committed or not as_json():
-            # people see what was written first, then the brokers answering
-            after_commit([result.entity] if committed else [], lambda: show(view))
-        if kwargs["wait"] is None or not committed:
-            return
-        view.rollout = follow(store, committed, kwargs["wait"])
-    if as_json():
-        after_commit([result.entity], lambda: show(view))
-    conclude(view.rollout, kwargs["wait"])
+
+        def brokers_answer() -> None:
+            view.rollout = follow(store, committed, kwargs["wait"])
+
+        following = kwargs["wait"] is not None and bool(committed)
+        show_written([result.entity] if committed else [], view, follow=brokers_answer if following else None)
+    if view.rollout is not None:
+        conclude(view.rollout, kwargs["wait"])
 
 
 def _confirm_replace(store: ConfigStore, entity: Entity, if_version: int | None, *, yes: bool) -> int | None:

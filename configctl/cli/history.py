@@ -25,16 +25,14 @@ from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import (
-    after_commit,
-    as_json,
-    before_write,
-    console,
     diff_json,
     diff_table,
     entity_label,
     masked,
+    preview,
     safe,
     show,
+    show_written,
 )
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.entities import Entity
@@ -258,17 +256,7 @@ def rollback(
         if not changes or dry_run:
             show(view)
             return
-        if not as_json():
-            before_write(
-                lambda: console().print(
-                    diff_table(
-                        entity,
-                        changes,
-                        title=f"Rollback of {safe(label)} ({safe(entity.path)}) from version {current.version} "
-                        f"to {to_version}",
-                    )
-                )
-            )
+        preview(view.render)  # the diff from the current config
         if not yes and not click.confirm(
             f"Restore version {to_version} of {label}?", default=False, err=True
         ):
@@ -282,23 +270,23 @@ def rollback(
             label=label,
         )
         committed = [view.result.committed] if view.result.committed is not None else []
-        if not as_json():  # people see what was written first, then the brokers answering
-            after_commit([entity] if committed else [], lambda: show(_after_confirm(view)))
-        if wait is not None and committed:
+
+        def brokers_answer() -> None:
+            assert wait is not None
             view.rollout = follow(store, committed, wait)
-    if as_json():
-        after_commit([entity] if committed else [], lambda: show(view))
+
+        following = wait is not None and bool(committed)
+        show_written(
+            [entity] if committed else [], _Restored(view), follow=brokers_answer if following else None
+        )
     if view.rollout is not None and wait is not None:
         conclude(view.rollout, wait)
 
 
-def _after_confirm(view: RollbackView) -> RollbackView | _Restored:
-    """After the diff was shown for confirmation, people get one line; JSON gets the whole document."""
-    return view if as_json() else _Restored(view)
-
-
 @dataclass(frozen=True)
 class _Restored:
+    """A rollback once people saw its diff (:func:`preview`): one line for them; the whole document for JSON."""
+
     view: RollbackView
 
     def to_json(self) -> dict[str, Any]:

@@ -14,7 +14,6 @@ one of the entities.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,24 +22,13 @@ from typing import Any
 
 import click
 from rich.console import Console, Group
-from rich.live import Live
 from rich.table import Table
 
 from configctl import fleet
 from configctl.changes import ConfigChange
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
-from configctl.cli.render import (
-    after_commit,
-    as_json,
-    before_write,
-    console,
-    diff_json,
-    diff_table,
-    masked,
-    safe,
-    show,
-)
+from configctl.cli.render import after_commit, diff_json, diff_table, masked, preview, progress, safe, show
 from configctl.cli.rollout_options import DEFAULT_CHECK_TIMEOUT, given_options
 from configctl.cli.waiting import DEFAULT_WAIT
 from configctl.desired.plan import listed
@@ -98,8 +86,7 @@ def canary_alter(entity: Entity, change: ConfigChange, reason: str, kwargs: dict
         if kwargs.get("dry_run"):
             show(_CanaryPlanView(prepared, options))
             return
-        if not as_json():
-            before_write(lambda: console().print(_CanaryPlanView(prepared, options).table()))
+        preview(lambda out: out.print(_CanaryPlanView(prepared, options).table()))
         with observing() as observer:
             report = outcome.guarded(
                 lambda: canary.start(store, prepared, options, reason=reason, observer=observer)
@@ -246,38 +233,22 @@ def _result(item: dict[str, Any]) -> str:
 
 @contextmanager
 def observing() -> Iterator[Callable[[Progress], None] | None]:
-    """A live view on a terminal's stderr, one line per event when piped, nothing with ``-o json``."""
-    if as_json():
-        yield None
-        return
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    if not sys.stderr.isatty():
-
-        def lines(progress: Progress) -> None:
-            if progress.line:
-                err.print(f"rollout {progress.rollout_id}: {safe(progress.line)}")
-
-        yield lines
-        return
-    view = _Live()
-    with Live(view.render(), console=err, transient=False, refresh_per_second=8) as live:
-
-        def update(progress: Progress) -> None:
-            view.update(progress)
-            live.update(view.render())
-
-        yield update
+    """A live view on a terminal's stderr, one line per event when piped, nothing with ``-o json``
+    (:func:`configctl.cli.render.progress`)."""
+    with progress(_Live(), soft_wrap=True) as observer:
+        yield observer
 
 
 class _Live:
-    """The live view: the step, what it is doing, each broker's status, and the last events."""
+    """The live view: the step, what it is doing, each broker's status, and the last events;
+    piped, one line per event."""
 
     def __init__(self) -> None:
         self.progress: Progress | None = None
         self.brokers: Sequence[fleet.BrokerOutcome] = ()
         self.events: list[str] = []
 
-    def update(self, progress: Progress) -> None:
+    def update(self, progress: Progress) -> list[str]:
         if self.progress is not None and progress.title != self.progress.title:
             self.brokers = ()
         self.progress = progress
@@ -285,6 +256,10 @@ class _Live:
             self.brokers = progress.brokers
         if progress.line:
             self.events = [*self.events, progress.line][-4:]
+        return [f"rollout {progress.rollout_id}: {safe(progress.line)}"] if progress.line else []
+
+    def closing(self) -> list[str]:
+        return []
 
     def render(self) -> Any:
         progress = self.progress

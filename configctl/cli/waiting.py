@@ -9,17 +9,14 @@ command's document gains ``"rollout"``; piped, one line per broker is printed as
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.live import Live
 from rich.table import Table
 
 from configctl import fleet
-from configctl.cli.render import as_json, safe
+from configctl.cli.render import progress, safe
 from configctl.fleet import conclude as conclude  # the exit status a wait earned; commands import it here
 from configctl.store import Committed, ConfigStore
 
@@ -44,24 +41,37 @@ def wait_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -> fleet.WaitResult:
     """Wait for the live brokers to apply ``committed``, showing their statuses as they arrive."""
     written = [fleet.Written(c.entity, c.change_number) for c in committed if c.change_number is not None]
-    if as_json() or not written:
+    if not written:
         return fleet.wait(store, written, timeout)
-    err = Console(stderr=True, highlight=False)
-    if sys.stderr.isatty():
-        with Live(_table([]), console=err, transient=False, refresh_per_second=8) as live:
-            return fleet.wait(store, written, timeout, on_update=lambda o: live.update(_table(o)))
-    printed: dict[int, str] = {}
-
-    def lines(outcomes: list[fleet.BrokerOutcome]) -> None:
-        for item in outcomes:
-            if item.status != fleet.PENDING and printed.get(item.broker_id) != item.status:
-                printed[item.broker_id] = item.status
-                err.print(_line(item))
-
-    result = fleet.wait(store, written, timeout, on_update=lines)
-    for item in result.pending:
-        err.print(_line(item))
+    view = _Waiting()
+    with progress(view) as on_update:
+        result = view.result = fleet.wait(store, written, timeout, on_update=on_update)
     return result
+
+
+class _Waiting:
+    """The brokers' statuses while waiting (:func:`configctl.cli.render.progress`): a live table on a
+    terminal; piped, one line per broker as it answers, then one per broker still pending."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[fleet.BrokerOutcome] = []
+        self.printed: dict[int, str] = {}
+        self.result: fleet.WaitResult | None = None
+
+    def update(self, outcomes: list[fleet.BrokerOutcome]) -> list[str]:
+        self.outcomes = outcomes
+        lines = []
+        for item in outcomes:
+            if item.status != fleet.PENDING and self.printed.get(item.broker_id) != item.status:
+                self.printed[item.broker_id] = item.status
+                lines.append(_line(item))
+        return lines
+
+    def render(self) -> Table:
+        return _table(self.outcomes)
+
+    def closing(self) -> list[str]:
+        return [_line(item) for item in self.result.pending] if self.result is not None else []
 
 
 def _line(item: fleet.BrokerOutcome) -> str:
