@@ -138,7 +138,8 @@ DEFAULT_VALUES: dict[str, tuple[str, ...]] = {
     "max.connections": ("20000", "30000", "50000"),
     "log.segment.bytes": ("536870912", "268435456"),
     "compression.type": ("lz4", "zstd"),
-    "log.cleaner.io.max.bytes.per.second": ("52428800", "104857600"),
+    # a double: written as a broker reports it (Double.toString), as a listener's snapshot has it
+    "log.cleaner.io.max.bytes.per.second": ("5.24288E7", "1.048576E8"),
     "background.threads": ("16", "20"),
     "max.connections.per.ip": ("1000", "500"),
 }
