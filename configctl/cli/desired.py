@@ -1,33 +1,43 @@
 """``configctl plan``, ``apply`` and ``export``: desired state as code (Contract 6).
 
-Thin shells over :mod:`configctl.desired`: its ``document`` (files), ``plan`` (the diff) and
-``apply`` (the batched write) modules.
+Thin shells over :mod:`configctl.desired`: its ``document`` (files), ``plan`` (the diff),
+``apply`` (the batched write) and ``export`` modules; what they print is shown by :mod:`.render`.
 ``plan`` exits 0 when ZooKeeper already matches the file and 2 when it does not, so CI jobs can
 branch on it as they do with other infrastructure tools.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from configctl import secrets
 from configctl.cli.context import open_store
 from configctl.cli.options import environment_option, environment_variable, global_options, settings
-from configctl.cli.render import after_commit, before_write, console, emit_json, safe
+from configctl.cli.render import (
+    before_write,
+    check_output,
+    preview,
+    progress_bar,
+    safe,
+    show,
+    show_partial,
+    show_written,
+    warning,
+)
 from configctl.cli.rollout_options import requested, wave_options
 from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.desired import apply as applying
 from configctl.desired import document as desired_files
+from configctl.desired import export as exporting
 from configctl.desired import plan as plans
 from configctl.desired import syntax
 from configctl.entities import TYPE_ORDER, parse_entity_type
@@ -154,10 +164,7 @@ def plan(
         )
     if out:
         replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
-    if settings().output == "json":
-        before_write(lambda: emit_json(result.to_json()))
-    else:
-        before_write(lambda: render_plan(console(), result, detail))
+    before_write(lambda: show(PlanView(result, detail)))
     if result.changed:
         sys.stdout.flush()
         sys.exit(PLAN_EXIT_CHANGES)
@@ -203,11 +210,10 @@ def apply(
     """
     if not yes and not sys.stdin.isatty():
         raise InvalidInput("apply asks for confirmation: run it in a terminal, or pass --yes")
-    as_json = settings().output == "json"
+    check_output()
     desired, digest = _load(file, allow_custom_config)
     saved = plans.read_saved_plan(plan_file) if plan_file else None
     reason = reason or settings().reason or f"apply {Path(desired.source).name}"
-    out = console()
     with open_store() as store:
         result = plans.make_plan(
             store,
@@ -220,14 +226,11 @@ def apply(
         )
         if saved is not None:
             plans.check_saved_plan(result, saved, file_digest=digest, source=str(plan_file))
+        view = ApplyView(result, detail=detail)
         if not result.changed:
-            if as_json:
-                before_write(lambda: emit_json(_apply_json(result, None)))
-            else:
-                before_write(lambda: render_plan(out, result, detail))
+            before_write(lambda: show(view))
             return
-        if not as_json:
-            before_write(lambda: render_plan(out, result, detail))
+        preview(view.render)  # the plan
         if not yes:
             counts = result.counts()
             question = (
@@ -241,79 +244,60 @@ def apply(
 
             return apply_in_waves(store, result, reason, wait)
         try:
-            applied = _apply_with_progress(store, result, reason, show=not as_json and sys.stderr.isatty())
+            with progress_bar(len(result.entities), "applying", "entities") as advance:
+                on_batch = (lambda batch: advance(len(batch))) if advance is not None else None
+                view.applied = applying.apply_plan(store, result, reason=reason, on_batch=on_batch)
         except WriteInterrupted as stopped:
-            if as_json:  # the same lists for scripts; the error line follows on stderr
-                with contextlib.suppress(Exception):
-                    emit_json(_apply_json(result, None, stopped))
+            view.stopped = stopped
+            show_partial(view)  # the same lists for scripts; the error line follows on stderr
             raise
-        committed = [c.entity for c in applied.committed]
-        if not as_json:  # people see what was applied first, then the brokers answering
-            batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
-            after_commit(
-                committed,
-                lambda: out.print(
-                    f"Applied {result.key_changes} changes to {applied.entities} entities in {batches} "
-                    f"({applied.seconds:.2f} s); each write is recorded in configctl history."
-                ),
-                what="apply",
-            )
-        rollout = follow(store, applied.committed, wait) if wait is not None and applied.committed else None
-    if as_json:
-        after_commit(
-            committed, lambda: emit_json(_apply_json(result, applied, rollout=rollout)), what="apply"
+        applied = view.applied
+
+        def brokers_answer() -> None:
+            assert wait is not None
+            view.rollout = follow(store, applied.committed, wait)
+
+        following = wait is not None and bool(applied.committed)
+        show_written(
+            [c.entity for c in applied.committed],
+            view,
+            follow=brokers_answer if following else None,
+            what="apply",
         )
-    if rollout is not None and wait is not None:
-        conclude(rollout, wait)
+    if view.rollout is not None and wait is not None:
+        conclude(view.rollout, wait)
 
 
-def _apply_with_progress(store: Any, result: plans.Plan, reason: str, *, show: bool) -> applying.ApplyResult:
-    if not show:
-        return applying.apply_plan(store, result, reason=reason)
-    progress = Progress(
-        TextColumn("applying"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("entities"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    with progress:
-        task = progress.add_task("apply", total=len(result.entities))
-        return applying.apply_plan(
-            store, result, reason=reason, on_batch=lambda batch: progress.advance(task, len(batch))
+@dataclass
+class PlanView:
+    """A plan: its document, or the text of :func:`render_plan`."""
+
+    plan: plans.Plan
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.plan.to_json()
+
+    def render(self, out: Console) -> None:
+        render_plan(out, self.plan, self.detail)
+
+
+@dataclass
+class ApplyView(applying.ApplyReport):
+    """What ``apply`` did: for people the plan (until it is applied), then one line."""
+
+    detail: str | None = None
+
+    def render(self, out: Console) -> None:
+        applied = self.applied
+        if applied is None:
+            render_plan(out, self.plan, self.detail)
+            return
+        batches = f"{applied.batches} batch{'es' if applied.batches != 1 else ''}"
+        out.print(
+            f"Applied {self.plan.key_changes} changes to {applied.entities} entities in {batches} "
+            f"({applied.seconds:.2f} s); each write is recorded in configctl history."
         )
-
-
-def _apply_json(
-    result: plans.Plan,
-    applied: applying.ApplyResult | None,
-    interrupted: WriteInterrupted | None = None,
-    *,
-    rollout: Any = None,
-) -> dict[str, Any]:
-    """The ``apply --output json`` document: the plan, then what was committed, not committed, unknown."""
-    document = result.to_json()
-    committed = {c.entity: c for c in applied.committed} if applied else {}
-    for entry, entity_plan in zip(document["entities"], result.entities, strict=True):
-        done = committed.get(entity_plan.entity)
-        entry["new_version"] = done.version if done else None
-        entry["change_number"] = done.change_number if done else None
-    if interrupted is not None:
-        document["applied_entities"] = len(interrupted.committed)
-        document.update(interrupted.to_json())
-        document["error"] = interrupted.message
-        return document
-    document["applied_entities"] = applied.entities if applied else 0
-    document["batches"] = applied.batches if applied else 0
-    document["seconds"] = round(applied.seconds, 3) if applied else 0.0
-    document["committed"] = [c.entity.path for c in applied.committed] if applied else []
-    document["not_committed"] = []
-    document["unknown"] = []
-    if rollout is not None:
-        document["rollout"] = rollout.to_json()
-    return document
 
 
 def render_plan(out: Console, result: plans.Plan, detail: str | None = None) -> None:
@@ -449,46 +433,53 @@ def export(entity_type: str | None, out_file: str | None, no_secrets: bool) -> N
     """
     types = (parse_entity_type(entity_type),) if entity_type else TYPE_ORDER
     with open_store() as store:
-        stored = [item for etype in types for item in store.read_type(etype, strict=False)]
-    for item in stored:
-        if item.problem is not None:  # reported and left out; the rest is exported
-            click.echo(
-                f"warning: {printable(item.entity.znode)} is not a Kafka config node and is left out: "
-                f"{printable(item.problem)}",
-                err=True,
-            )
-    stored = [item for item in stored if item.problem is None]
-    configs = [(item.entity, item.config) for item in stored]
-    secret_values = 0 if no_secrets else sum(len(desired_files.secret_keys(e, c)) for e, c in configs)
-    document = desired_files.to_document(configs, types, include_secrets=not no_secrets)
-    entities = sum(
-        1
-        for entity, config in configs
-        if (desired_files.without_secrets(entity, config) if no_secrets else config)
-    )
-    as_json = out_file.lower().endswith(".json") if out_file else settings().output == "json"
-    header = None if as_json else _EXPORT_HEADER + (_NO_SECRETS_HEADER if no_secrets else "")
-    text = syntax.dump(document, as_json=as_json, header=header)
+        exported = exporting.export(store, types, include_secrets=not no_secrets)
+    for item in exported.left_out:  # reported and left out; the rest is exported
+        warning(f"{item.entity.znode} is not a Kafka config node and is left out: {item.problem}")
     if out_file is None:
+        check_output()
+        secret_values = exported.secret_values
         if secret_values and not sys.stdout.isatty():
-            click.echo(
-                f"warning: this export holds {secret_values} secret value{'s' if secret_values != 1 else ''} "
+            warning(
+                f"this export holds {secret_values} secret value{'s' if secret_values != 1 else ''} "
                 "(SCRAM credentials or broker passwords, hashed or encrypted) and stdout is not a terminal: "
                 "the file the shell creates for it is usually readable by others; use --file FILE "
-                "(readable by you only) or --no-secrets",
-                err=True,
+                "(readable by you only) or --no-secrets"
             )
-        before_write(lambda: (sys.stdout.write(text), sys.stdout.flush()))
+        before_write(lambda: show(ExportView(exported)))
         return
-    replace_atomically(Path(out_file), text, private=secret_values > 0)
-    if settings().output == "json":
-        emit_json({"file": out_file, "entities": entities, "types": [t.value for t in types]})
-    else:
-        console().print(f"Exported {entities} entities with overrides to {escape(out_file)}.")
+    text = exported.text(as_json=out_file.lower().endswith(".json"))
+    replace_atomically(Path(out_file), text, private=exported.secret_values > 0)
+    show(ExportedView(out_file, exported))
 
 
-_EXPORT_HEADER = "configctl desired state (configctl export). Check with: configctl plan -f FILE"
-_NO_SECRETS_HEADER = f"""
+@dataclass(frozen=True)
+class ExportView:
+    """The exported document on stdout: YAML with its header for people, the document itself as JSON."""
 
-Sensitive keys (SCRAM credentials, broker passwords) are left out (--no-secrets), and the line
-"{desired_files.SECRETS_MARKER}: {desired_files.SECRETS_OMITTED}" makes plan and apply keep the stored ones."""
+    exported: exporting.Export
+
+    def to_json(self) -> dict[str, Any]:
+        return self.exported.document
+
+    def render(self, out: Console) -> None:
+        out.file.write(self.exported.text())
+        out.file.flush()
+
+
+@dataclass(frozen=True)
+class ExportedView:
+    """Where ``export --file`` wrote, and how much."""
+
+    file: str
+    exported: exporting.Export
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "entities": self.exported.entities,
+            "types": [t.value for t in self.exported.types],
+        }
+
+    def render(self, out: Console) -> None:
+        out.print(f"Exported {self.exported.entities} entities with overrides to {escape(self.file)}.")

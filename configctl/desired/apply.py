@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from configctl import interrupted
 from configctl.desired.plan import LISTED_SHOWN, Plan, listed
@@ -29,6 +29,9 @@ from configctl.errors import ConfigctlError, Conflict
 from configctl.gcpause import collector_paused
 from configctl.store import Change, CommitInterrupted, Committed, ConfigStore, VersionConflict, version_after
 from configctl.zk.configstore import batches  # how ZooKeeper's store splits a commit into multis
+
+if TYPE_CHECKING:
+    from configctl.fleet import WaitResult
 
 IN_FLIGHT = 2
 """Multis outstanding at once: the next is built while ZooKeeper applies the previous one.
@@ -83,6 +86,41 @@ class ApplyResult:
     @property
     def entities(self) -> int:
         return len(self.committed)
+
+
+@dataclass
+class ApplyReport:
+    """What ``apply`` did with a plan: the plan, then what was committed, not committed and unknown
+    (``stopped``: the write was cut off), and what the brokers did with it (``--wait``)."""
+
+    plan: Plan
+    applied: ApplyResult | None = None
+    stopped: interrupted.WriteInterrupted | None = None
+    rollout: WaitResult | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``apply --output json`` document: the plan's, each entity with its new version and change."""
+        document = self.plan.to_json()
+        applied = self.applied
+        committed = {c.entity: c for c in applied.committed} if applied else {}
+        for entry, entity_plan in zip(document["entities"], self.plan.entities, strict=True):
+            done = committed.get(entity_plan.entity)
+            entry["new_version"] = done.version if done else None
+            entry["change_number"] = done.change_number if done else None
+        if self.stopped is not None:
+            document["applied_entities"] = len(self.stopped.committed)
+            document.update(self.stopped.to_json())
+            document["error"] = self.stopped.message
+            return document
+        document["applied_entities"] = applied.entities if applied else 0
+        document["batches"] = applied.batches if applied else 0
+        document["seconds"] = round(applied.seconds, 3) if applied else 0.0
+        document["committed"] = [c.entity.path for c in applied.committed] if applied else []
+        document["not_committed"] = []
+        document["unknown"] = []
+        if self.rollout is not None:
+            document["rollout"] = self.rollout.to_json()
+        return document
 
 
 @collector_paused()  # what it reads, plans and commits stays alive: collections find nothing
