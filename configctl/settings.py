@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from configctl import profiles
-from configctl.errors import InvalidInput, shown
+from configctl.errors import ConfigctlError, InvalidInput, shown
 from configctl.files import read_bytes
 from configctl.zk.connection import (
     ConnectionSettings,
@@ -411,6 +411,16 @@ class GlobalSettings:
         )
 
     # -- for `configctl config show` --------------------------------------------------------------
+
+    def problem(self) -> str | None:
+        """The first thing a command would refuse in these settings (None when all is well): the
+        output and the connection, checked as a command checks them, nothing connected."""
+        try:
+            _ = self.output
+            self.connection().check_local()
+        except ConfigctlError as exc:
+            return exc.message
+        return None
 
     def shown_rows(self) -> list[dict[str, Any]]:
         """Every setting with its value (secrets masked) and where it came from."""

@@ -1,10 +1,11 @@
 """The values the fleet is expected to run (what ZooKeeper says), as the audit's optional second input.
 
 The audit never needs ZooKeeper: snapshots alone give stale brokers, divergence, overrides and
-static skew. When the desired state is known (read from ZooKeeper by the CLI, or from a JSON
-file on a cluster where the Spark driver cannot reach ZooKeeper) the audit also reports
-``missed_changes``. This module is plain data plus pure functions; it does not import kazoo
-or configctl's ZooKeeper code, so the Spark job can ship without them.
+static skew. When the desired state is known (read from the store by the CLI,
+:func:`expected_from_store`, or from a JSON file on a cluster where the Spark driver cannot reach
+ZooKeeper) the audit also reports ``missed_changes``. This module is plain data plus pure
+functions; it does not import kazoo or configctl's ZooKeeper code, so the Spark job can ship
+without them.
 
 (Not to be confused with :mod:`configctl.desired`, the desired-state *files* of ``plan`` and
 ``apply``: this is the audit's flattened view of one moment of ``/config``, key by key. The
@@ -29,10 +30,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from configctl.audit.schema import BROKER_DEFAULT_PATH, DIGEST_PREFIX, is_sensitive
 from configctl.digests import digest
+
+if TYPE_CHECKING:
+    from configctl.store import ConfigStore
 
 _BROKER_PATH = re.compile(r"^brokers/([0-9]+)$")
 
@@ -59,6 +63,10 @@ class ExpectedState:
     latest_change_number: int | None
     expected: tuple[ExpectedValue, ...] = field(default_factory=tuple)
     complete: bool = True
+
+    def to_text(self) -> str:
+        """The JSON text ``audit desired-state`` writes (for ``audit --desired-state``), no final newline."""
+        return json.dumps(self.to_json(), indent=1, ensure_ascii=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,11 +131,6 @@ def snapshot_form(name: str, value: str | None, digest_key: bytes | None = None)
     if value is None or not is_sensitive(name) or value.startswith(DIGEST_PREFIX):
         return value
     return digest(value, digest_key)
-
-
-# (latest change number, {stored entity path: {key: value}}) exactly as ZooKeeper holds them.
-ConfigTree = tuple[int | None, Mapping[str, Mapping[str, str]]]
-ConfigTreeReader = Callable[[str], ConfigTree]
 
 
 def expected_from_configs(
@@ -208,13 +211,10 @@ def _broker_expectations(
     return result
 
 
-def load_expected_state(
-    connect: str,
-    reader: ConfigTreeReader,
-    *,
-    decode_password: Callable[[str], str] | None = None,
-    digest_key: bytes | None = None,
-) -> ExpectedState:
-    """Read the expected state through ``reader`` (the ZooKeeper access lives with the caller)."""
-    latest, configs = reader(connect)
-    return expected_from_configs(latest, configs, decode_password=decode_password, digest_key=digest_key)
+def expected_from_store(store: ConfigStore, *, digest_key: bytes | None = None) -> ExpectedState:
+    """The expected state a store holds now: every entity's config, and the newest change number.
+
+    Secrets are digested under the fleet's digest key, if any, as keyed listeners write them.
+    """
+    configs = {stored.entity.path: dict(stored.config) for stored in store.read_all() if stored.config}
+    return expected_from_configs(store.latest_change_number(), configs, digest_key=digest_key)

@@ -500,6 +500,16 @@ class WrittenFleet:
     files: int
     rows: int
 
+    def to_json(self) -> dict[str, Any]:
+        """Where the fleet was written: its directory, broker files, rows, ground truth and desired state."""
+        return {
+            "directory": str(self.directory),
+            "brokers": self.files,
+            "rows": self.rows,
+            "ground_truth": str(self.directory / GROUND_TRUTH_FILE),
+            "desired_state": str(self.directory / DESIRED_STATE_FILE),
+        }
+
 
 def write_fleet(fleet: Fleet, out_dir: str | Path, *, ground_truth: bool = True) -> WrittenFleet:
     """Write ``broker-<id>.jsonl`` per broker, plus ``ground_truth.json`` and ``desired_state.json``.

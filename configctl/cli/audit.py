@@ -7,7 +7,6 @@ pyspark is imported inside the command, never at import time, so ``configctl --h
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -19,12 +18,16 @@ import click
 
 from configctl import snapshot
 from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
-from configctl.cli.options import GlobalSettings, digest_key_file_option, global_options, settings
+from configctl.cli.options import digest_key_file_option, global_options, settings
+from configctl.cli.render import emit_text, note, plain, show
 from configctl.digests import read_digest_key
 from configctl.errors import EnvironmentProblem, InvalidInput
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from configctl.audit.expected import ExpectedState
+    from configctl.audit.simulate import WrittenFleet
 
 _EPILOG = (
     "Exit status: 0 when the audit ran (drift or not); with --fail-on-drift, "
@@ -108,7 +111,7 @@ def audit(
             "--snapshots PATH is required (a directory or URI holding broker-<id>.jsonl files)"
         )
     _check_local_path(snapshots)
-    global_settings = settings()
+    settings()  # the global settings (a profile) are refused first, before the key file is read
     digest_key = read_digest_key(digest_key_file)
     if desired_state and _zookeeper_named(ctx):
         raise InvalidInput("give either --desired-state or --zookeeper, not both")
@@ -121,12 +124,9 @@ def audit(
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
     elif _zookeeper_named(ctx):
-        expected = _expected_from_zookeeper(global_settings, digest_key)
+        expected = _expected_from_zookeeper(digest_key)
 
     doc = _run_audit(snapshots, master, expected, limit, per_broker_keys, pattern, digest_key)
-
-    from configctl.cli.render import show
-
     show(AuditView(doc))
     if html_file:
         from configctl.audit.report import write_html
@@ -137,7 +137,7 @@ def audit(
             )
         except OSError as exc:
             raise InvalidInput(f"cannot write {html_file}: {exc.strerror or exc}") from None
-        click.echo(f"HTML report written to {written}", err=global_settings.output == "json")
+        note(f"HTML report written to {written}")
     if fail_on_drift and has_drift(doc):
         raise click.exceptions.Exit(DRIFT_EXIT_CODE)
 
@@ -201,26 +201,18 @@ def _zookeeper_named(ctx: click.Context) -> bool:
     return settings(ctx).zookeeper_explicit
 
 
-def _expected_from_zookeeper(global_settings: GlobalSettings, digest_key: bytes | None) -> Any:
-    """The expected state from ZooKeeper's /config tree and newest change notification.
-
-    Secrets are digested under the fleet's digest key, if any, as keyed listeners write them.
-    """
-    from configctl.audit.expected import load_expected_state
+def _expected_from_zookeeper(digest_key: bytes | None) -> ExpectedState:
+    """The expected state from ZooKeeper's /config tree and newest change notification
+    (:func:`configctl.audit.expected.expected_from_store`), secrets under the fleet's digest key."""
+    from configctl.audit.expected import expected_from_store
 
     try:
         from configctl.cli.context import open_store
     except ImportError:
         raise EnvironmentProblem("--zookeeper support for the audit needs configctl.zk") from None
 
-    def read(connect: str) -> tuple[int | None, dict[str, dict[str, str]]]:
-        with open_store() as store:  # the same connect string, auth and timeout, quiet kazoo logs
-            configs = {
-                stored.entity.path: dict(stored.config) for stored in store.read_all() if stored.config
-            }
-            return store.latest_change_number(), configs
-
-    return load_expected_state(global_settings.zookeeper, read, digest_key=digest_key)
+    with open_store() as store:  # the same connect string, auth and timeout, quiet kazoo logs
+        return expected_from_store(store, digest_key=digest_key)
 
 
 @audit.command("desired-state")
@@ -241,10 +233,11 @@ def desired_state_command(out_file: str | None, digest_key_file: str | None) -> 
     here, copy the file next to the job, pass it with --desired-state. With the fleet's digest
     key, secrets are exported as the keyed listeners write them (the key itself is not exported).
     """
-    expected = _expected_from_zookeeper(settings(), read_digest_key(digest_key_file))
-    document = json.dumps(expected.to_json(), indent=1, ensure_ascii=False)
+    settings()  # the global settings (a profile) are refused first, before the key file is read
+    expected = _expected_from_zookeeper(read_digest_key(digest_key_file))
+    document = expected.to_text()
     if out_file is None:
-        click.echo(document)
+        emit_text(document)  # always this JSON: what --desired-state reads
         return
     try:
         Path(out_file).write_text(document + "\n", encoding="utf-8")
@@ -301,7 +294,7 @@ def simulate(
     audit must report, with and without the desired state) and desired_state.json (use it with
     `configctl audit --desired-state`). Existing broker-*.jsonl files in OUT are replaced.
     """
-    from configctl.audit.simulate import DESIRED_STATE_FILE, GROUND_TRUTH_FILE, SimulationSpec
+    from configctl.audit.simulate import SimulationSpec
     from configctl.audit.simulate import simulate as run
 
     try:
@@ -313,20 +306,25 @@ def simulate(
         written = run(spec, out_dir)
     except OSError as exc:
         raise InvalidInput(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
-    summary = {
-        "directory": str(written.directory),
-        "brokers": written.files,
-        "rows": written.rows,
-        "ground_truth": str(written.directory / GROUND_TRUTH_FILE),
-        "desired_state": str(written.directory / DESIRED_STATE_FILE),
-        "seconds": round(time.monotonic() - started, 3),
-    }
-    if settings().output == "json":
-        click.echo(json.dumps(summary, indent=2))
-    else:
-        click.echo(
+    show(Simulated(written, time.monotonic() - started))
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """A simulated fleet written: where, how much, and how long it took."""
+
+    written: WrittenFleet
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.written.to_json(), "seconds": round(self.seconds, 3)}
+
+    def render(self, out: Console) -> None:
+        written = self.written
+        plain(
+            out,
             f"wrote {written.rows:,} snapshot rows for {written.files} broker(s) to {written.directory} "
-            f"(ground truth: {summary['ground_truth']})"
+            f"(ground truth: {written.to_json()['ground_truth']})",
         )
 
 
@@ -352,7 +350,18 @@ def package_command(out_file: str) -> None:
         written, files = build_zip(out_file)
     except OSError as exc:
         raise InvalidInput(f"cannot write {out_file}: {exc.strerror or exc}") from None
-    if settings().output == "json":
-        click.echo(json.dumps({"zip": str(written), "files": files}))
-    else:
-        click.echo(f"wrote {written} ({files} files); submit with --py-files {written}")
+    show(Packaged(written, files))
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """The zip written for ``spark-submit --py-files``, and how many files it holds."""
+
+    zip: Path
+    files: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"zip": str(self.zip), "files": self.files}
+
+    def render(self, out: Console) -> None:
+        plain(out, f"wrote {self.zip} ({self.files} files); submit with --py-files {self.zip}")

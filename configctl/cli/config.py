@@ -6,15 +6,18 @@ after flags, environment and profile are merged (:mod:`configctl.settings`), pas
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import click
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from configctl.cli.options import global_options, settings
-from configctl.cli.render import console, emit_json
-from configctl.errors import ConfigctlError, InvalidInput
+from configctl.cli.render import show as show_result
+from configctl.errors import InvalidInput
+from configctl.settings import GlobalSettings
 
 
 @click.group()
@@ -36,48 +39,40 @@ def show() -> None:
       CONFIGCTL_ZOOKEEPER=zk1:2181 configctl config show -o json
     """
     resolved = settings()
-    rows = resolved.shown_rows()
-    problem = _problem(resolved)
-    as_json = _output_or_json(resolved)
-    profile = resolved.profile
-    if as_json:
-        document: dict[str, Any] = {
-            "config_file": str(resolved.config_file),
+    view = SettingsView(resolved, resolved.shown_rows(), resolved.problem())
+    show_result(view, table_on_bad_output=True)  # a bad output setting is the problem, after a table
+    if view.problem is not None:
+        raise InvalidInput(view.problem)
+
+
+@dataclass(frozen=True)
+class SettingsView:
+    """The resolved settings: every one with its value (secrets masked) and source, and the first problem."""
+
+    resolved: GlobalSettings
+    rows: list[dict[str, Any]]
+    problem: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        profile, source = self.resolved.profile, self.resolved.profile_source
+        return {
+            "config_file": str(self.resolved.config_file),
             "profile": profile.name if profile else None,
-            "profile_source": str(resolved.profile_source) if resolved.profile_source else None,
+            "profile_source": str(source) if source else None,
             "settings": {
-                row["setting"]: {k: row[k] for k in ("value", "source", "flag", "env")} for row in rows
+                row["setting"]: {k: row[k] for k in ("value", "source", "flag", "env")} for row in self.rows
             },
-            "problem": problem,
+            "problem": self.problem,
         }
-        emit_json(document)
-    else:
-        out = console()
+
+    def render(self, out: Console) -> None:
+        profile = self.resolved.profile
         where = f"profile {profile.name} from {profile.path}" if profile else "no profile"
         table = Table(title=f"configctl settings ({where})", title_justify="left", show_edge=False)
         for column in ("setting", "value", "source"):
             table.add_column(column, overflow="fold")
-        for row in rows:
+        for row in self.rows:
             value = row["value"]
             shown = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
             table.add_row(escape(row["setting"]), escape(shown), escape(row["source"]))
         out.print(table)
-    if problem is not None:
-        raise InvalidInput(problem)
-
-
-def _output_or_json(resolved: Any) -> bool:
-    try:
-        return resolved.output == "json"
-    except ConfigctlError:
-        return False  # the bad output setting is reported as the problem, after a table
-
-
-def _problem(resolved: Any) -> str | None:
-    """The first thing a command would refuse in these settings (None when all is well)."""
-    try:
-        _ = resolved.output
-        resolved.connection().check_local()
-    except ConfigctlError as exc:
-        return exc.message
-    return None

@@ -12,9 +12,8 @@ from rich.table import Table
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import global_options
-from configctl.cli.render import entity_json, entity_label, masked, safe, show
+from configctl.cli.render import entity_json, entity_label, masked, safe, show, warning
 from configctl.entities import EntityType
-from configctl.errors import printable
 from configctl.store import Stored
 
 
@@ -50,10 +49,7 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
             stored = store.read_type(selection.entity_type, strict=False)
     for item in stored:
         if item.problem is not None:  # reported, and the others still shown (repair: alter --replace)
-            click.echo(
-                f"warning: {printable(item.entity.znode)} is not a Kafka config node: {printable(item.problem)}",
-                err=True,
-            )
+            warning(f"{item.entity.znode} is not a Kafka config node: {item.problem}")
     show(DescribeView(selection.entity_type, stored))
 
 

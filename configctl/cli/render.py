@@ -112,6 +112,12 @@ def emit_text(text: str) -> None:
     click.echo(text)
 
 
+def plain(out: Console, text: str) -> None:
+    """One line of text as it is (no markup, no wrapping), for a view whose words are not rich's."""
+    out.file.write(text + "\n")
+    out.file.flush()
+
+
 def note(text: str) -> None:
     """A line for people beside the document: on stdout under a table, on stderr when stdout holds JSON."""
     click.echo(text, err=as_json())

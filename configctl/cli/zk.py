@@ -1,21 +1,23 @@
 """``configctl zk start|status|stop``: run a real ZooKeeper on this machine.
 
-Thin on purpose: :mod:`configctl.localzk` does the work; this module parses and renders.
+Thin on purpose: :mod:`configctl.localzk` does the work; this module parses, and shows what
+happened through :mod:`.render`.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 from rich.table import Table
 
-from configctl.cli.options import global_options, settings
-from configctl.cli.render import console
+from configctl.cli.options import global_options
+from configctl.cli.render import show
 from configctl.errors import InvalidInput, NotFound
 from configctl.localzk import ClientSettings, LocalZooKeeper, NodeStatus, ServerStatus, default_data_dir
 from configctl.localzk.client import ENV_FILE
@@ -31,10 +33,6 @@ def _data_dir_option(func: Callable[..., Any]) -> Callable[..., Any]:
         default=None,
         help=f"{_DATA_DIR_HELP}  [default: {default_data_dir()}]",
     )(func)
-
-
-def _echo_json(document: object) -> None:
-    click.echo(json.dumps(document, indent=2))
 
 
 @click.group()
@@ -94,34 +92,44 @@ def start(
     server = LocalZooKeeper(
         data_dir, port=port, nodes=int(nodes), tls=tls, sasl=sasl, sasl_user=sasl_user or DEFAULT_USER
     )
-    status = server.start(timeout=timeout)
-    client = status.client or ClientSettings(status.connect_string or "")
-    env_file = status.data_dir / ENV_FILE
-    if settings().output == "json":
-        _echo_json(
-            {
-                "connect": status.connect_string,
-                "data_dir": str(status.data_dir),
-                "nodes": [node.to_json() for node in status.nodes],
-                "tls": client.tls,
-                "sasl": client.sasl,
-                "client": {**client.to_json(), "env_file": str(env_file)},
-            }
+    show(Started(server.start(timeout=timeout)))
+
+
+@dataclass(frozen=True)
+class Started:
+    """A server just started: where it runs and how to connect to it."""
+
+    status: ServerStatus
+
+    @property
+    def client(self) -> ClientSettings:
+        return self.status.client or ClientSettings(self.status.connect_string or "")
+
+    def to_json(self) -> dict[str, Any]:
+        status, client = self.status, self.client
+        return {
+            "connect": status.connect_string,
+            "data_dir": str(status.data_dir),
+            "nodes": [node.to_json() for node in status.nodes],
+            "tls": client.tls,
+            "sasl": client.sasl,
+            "client": {**client.to_json(), "env_file": str(status.data_dir / ENV_FILE)},
+        }
+
+    def render(self, out: Console) -> None:
+        status, client = self.status, self.client
+        count = len(status.nodes)
+        secured = " and ".join(name for name, on in (("TLS", client.tls), ("SASL", client.sasl)) if on)
+        out.print(
+            f"Started ZooKeeper ({count} node{'s' if count > 1 else ''}"
+            f"{f', {secured}' if secured else ''}) in {status.data_dir}"
         )
-        return
-    out = console()
-    count = len(status.nodes)
-    secured = " and ".join(name for name, on in (("TLS", client.tls), ("SASL", client.sasl)) if on)
-    out.print(
-        f"Started ZooKeeper ({count} node{'s' if count > 1 else ''}"
-        f"{f', {secured}' if secured else ''}) in {status.data_dir}"
-    )
-    out.print(f"connect string: {status.connect_string}")
-    if not secured:
-        out.print(f"use it with:    export CONFIGCTL_ZOOKEEPER={status.connect_string}")
-        return
-    for line in _secured_hints(client, env_file):
-        out.print(line, markup=False)
+        out.print(f"connect string: {status.connect_string}")
+        if not secured:
+            out.print(f"use it with:    export CONFIGCTL_ZOOKEEPER={status.connect_string}")
+            return
+        for line in _secured_hints(client, status.data_dir / ENV_FILE):
+            out.print(line, markup=False)
 
 
 @zk.command()
@@ -132,19 +140,29 @@ def status(data_dir: Path | None) -> None:
     current = LocalZooKeeper(data_dir).status()
     if not current.running:
         raise NotFound(_not_running(current))
-    if settings().output == "json":
-        _echo_json(current.to_json())
-        return
-    out = console()
-    alive = sum(node.alive for node in current.nodes)
-    out.print(
-        f"ZooKeeper in {current.data_dir}: running, {alive}/{len(current.nodes)} "
-        f"node{'s' if len(current.nodes) > 1 else ''} alive, started {current.started_at}"
-    )
-    out.print(f"connect string: {current.connect_string}")
-    sasl = f"on (user {current.client.sasl_user})" if current.client and current.client.sasl else "off"
-    out.print(f"TLS: {'on' if current.tls else 'off'}, SASL: {sasl}")
-    out.print(_node_table(current.nodes))
+    show(Running(current))
+
+
+@dataclass(frozen=True)
+class Running:
+    """A server that runs: its nodes, how to connect, whether it is secured."""
+
+    status: ServerStatus
+
+    def to_json(self) -> dict[str, Any]:
+        return self.status.to_json()
+
+    def render(self, out: Console) -> None:
+        current = self.status
+        alive = sum(node.alive for node in current.nodes)
+        out.print(
+            f"ZooKeeper in {current.data_dir}: running, {alive}/{len(current.nodes)} "
+            f"node{'s' if len(current.nodes) > 1 else ''} alive, started {current.started_at}"
+        )
+        out.print(f"connect string: {current.connect_string}")
+        sasl = f"on (user {current.client.sasl_user})" if current.client and current.client.sasl else "off"
+        out.print(f"TLS: {'on' if current.tls else 'off'}, SASL: {sasl}")
+        out.print(_node_table(current.nodes))
 
 
 @zk.command()
@@ -157,16 +175,26 @@ def stop(data_dir: Path | None) -> None:
     """
     server = LocalZooKeeper(data_dir)
     stopped = server.stop()
-    if settings().output == "json":
-        stopped_json = [{"id": node.id, "pid": node.pid, "port": node.client_port} for node in stopped]
-        _echo_json({"data_dir": str(server.data_dir), "stopped": stopped_json})
-        return
-    out = console()
-    if not stopped:
-        out.print(f"Nothing to stop: no ZooKeeper started by configctl runs in {server.data_dir}")
-        return
-    pids = ", ".join(f"{node.pid} (port {node.client_port})" for node in stopped)
-    out.print(f"Stopped ZooKeeper in {server.data_dir}: pid {pids}")
+    show(Stopped(server.data_dir, tuple(stopped)))
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """The nodes stopped (none when nothing ran)."""
+
+    data_dir: Path
+    nodes: tuple[NodeStatus, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        stopped = [{"id": node.id, "pid": node.pid, "port": node.client_port} for node in self.nodes]
+        return {"data_dir": str(self.data_dir), "stopped": stopped}
+
+    def render(self, out: Console) -> None:
+        if not self.nodes:
+            out.print(f"Nothing to stop: no ZooKeeper started by configctl runs in {self.data_dir}")
+            return
+        pids = ", ".join(f"{node.pid} (port {node.client_port})" for node in self.nodes)
+        out.print(f"Stopped ZooKeeper in {self.data_dir}: pid {pids}")
 
 
 def _secured_hints(client: ClientSettings, env_file: Path) -> list[str]:
