@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
 
 from configctl import snapshot
 
 
 class AuditInputError(Exception):
     """The input cannot be audited (missing path, unreadable, bad desired state): one line for the user."""
+
+
+def check_local_snapshots(path: str) -> None:
+    """A local snapshots path that is not there (or not readable) is an error before Spark even
+    starts (seconds saved); a URI Spark reads (hdfs://, s3a://) is the job's to check."""
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        local = Path(parsed.path if parsed.scheme == "file" else path).expanduser()
+        if not local.exists():
+            raise AuditInputError(f"snapshots path {path} does not exist")
+        if not os.access(local, os.R_OK):
+            raise AuditInputError(f"snapshots path {path} is not readable")
 
 
 @dataclass(frozen=True)

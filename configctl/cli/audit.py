@@ -7,12 +7,10 @@ pyspark is imported inside the command, never at import time, so ``configctl --h
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 import click
 
@@ -186,14 +184,13 @@ def _run_audit(
 
 
 def _check_local_path(path: str) -> None:
-    """A local path that is not there is an error before Spark even starts (seconds saved)."""
-    parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        local = Path(parsed.path if parsed.scheme == "file" else path).expanduser()
-        if not local.exists():
-            raise InvalidInput(f"snapshots path {path} does not exist")
-        if not os.access(local, os.R_OK):
-            raise InvalidInput(f"snapshots path {path} is not readable")
+    """:func:`configctl.audit.options.check_local_snapshots`, its error one line (exit 1)."""
+    from configctl.audit.options import AuditInputError, check_local_snapshots
+
+    try:
+        check_local_snapshots(path)
+    except AuditInputError as exc:
+        raise InvalidInput(str(exc)) from None
 
 
 def _zookeeper_named(ctx: click.Context) -> bool:
