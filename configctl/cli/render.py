@@ -11,7 +11,10 @@ two besides the document is here too, one helper each:
 * :func:`show_partial`: the document of a write cut off, for scripts, before the error line;
 * :func:`progress` and :func:`progress_bar`: what a long step is doing, on stderr (nothing with JSON);
 * :func:`note` and :func:`warning`: a line beside the document, and a warning (stderr);
-* :func:`emit_text`: a document with its own fixed format, printed as it is.
+* :func:`emit_text`: a document with its own fixed format, printed as it is;
+* :func:`check_output`: a bad output setting refused before a long command starts.
+
+A view whose words are not rich markup (paths, say) prints them with :func:`plain`.
 
 Two guards keep the exit status honest around writes: :func:`before_write` (a stdout that
 cannot be written is one line, and nothing was written) and :func:`after_commit` (once a write
