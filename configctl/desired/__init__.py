@@ -8,7 +8,8 @@ One module per idea, each usable alone:
 * :mod:`~configctl.desired.plan`: the per-key difference with ZooKeeper, secrets compared without
   spurious diffs, saved plans (pure, plus one pipelined read);
 * :mod:`~configctl.desired.apply`: writing a plan in batched, version-checked multis and saying
-  exactly what was and was not committed.
+  exactly what was and was not committed (:class:`~configctl.desired.apply.ApplyReport`);
+* :mod:`~configctl.desired.export`: the store's configs as a desired-state document.
 
 The command-line shells are in :mod:`configctl.cli.desired`.
 """

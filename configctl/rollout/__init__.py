@@ -7,7 +7,8 @@
 * :mod:`~configctl.rollout.health`: the soak watch and the health check command;
 * :mod:`~configctl.rollout.steps`: judging one step (wait, soak, check) and the report;
 * :mod:`~configctl.rollout.canary` and :mod:`~configctl.rollout.waves`: the two runners;
-* :mod:`~configctl.rollout.control`: ``rollout abort`` and ``resume`` for a rollout whose process died.
+* :mod:`~configctl.rollout.control`: ``rollout abort`` and ``resume`` for a rollout whose process died;
+* :mod:`~configctl.rollout.outcome`: the exit status a rollout's report earns, for every front end.
 
 The command line is :mod:`configctl.cli.rollout`; the operator's guide is docs/rollout.md.
 """
