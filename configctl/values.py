@@ -135,17 +135,9 @@ def kafka_text(kafka_type: str | None, raw: str) -> str:
     value, problem = parse(kafka_type, raw, shown="value")
     if problem is not None:
         return raw
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return java_double(value)
     if isinstance(value, list):
         return ",".join(value)
-    return value  # type: ignore[no-any-return]
+    return _scalar_text(None, value, "value")  # parse refuses NaN: nothing here raises
 
 
 def _scalar_text(key: ConfigKey | None, value: Any, label: str) -> str:
