@@ -50,6 +50,11 @@ class EntityType(str, Enum):
         return self in _SANITIZED_TYPES  # a set lookup: asked for each of 100,000s of entities
 
     @property
+    def nests_clients(self) -> bool:
+        """Users nest their clients: ``users/<user>/clients/<client-id>``."""
+        return self is EntityType.USERS
+
+    @property
     def has_default(self) -> bool:
         return self is not EntityType.TOPICS
 
