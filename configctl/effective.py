@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from configctl import fleet
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.entities import Entity
 from configctl.errors import InvalidInput, NotFound
-from configctl.handlers import BrokerView, handler_for
+from configctl.handlers import BROKER, BrokerView, handler_for
 from configctl.handlers.base import Problem
 from configctl.precedence import EffectiveValue, Ignored
 from configctl.store import ConfigStore, Stored
@@ -87,16 +87,16 @@ def view_from(broker_id: int, static: Mapping[str, str], stored: Sequence[Stored
 
 def effective_config(store: ConfigStore, broker_id: int, target: Entity | None = None) -> EffectiveReport:
     """Broker ``broker_id``'s effective config, or ``target``'s (topic, quota entity, IP) as it sees it."""
-    entity = target or Entity(EntityType.BROKERS, str(broker_id))
+    entity = target or BROKER.layer(broker_id)
     handler = handler_for(entity)
-    if not handler.follows(entity, broker_id) or (entity.type is EntityType.BROKERS and entity.is_default):
+    if not handler.follows(entity, broker_id) or (handler.layered and entity.is_default):
         raise InvalidInput(f"--effective shows one broker: --broker {broker_id}, not {entity.path}")
     state = published_state(store, broker_id)
     static = {str(k): str(v) for k, v in state["static_config"].items()}
     last = state.get("last_applied_change")
     last = last if isinstance(last, int) else None
     reads = handler.reads(entity, broker_id)
-    layers = [Entity(EntityType.BROKERS, str(broker_id)), Entity(EntityType.BROKERS, DEFAULT)]
+    layers = [BROKER.layer(broker_id), BROKER.layer(None)]
     wanted = {e.path: e for e in layers}
     for path in reads.paths:
         wanted.setdefault(path, Entity.from_path(path))
@@ -107,7 +107,7 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
     view = view_from(broker_id, static, stored)
     values = handler.effective(entity, view)
     ordered = tuple(values[name] for name in sorted(values))
-    ignored = view.resolution.ignored if entity.type is EntityType.BROKERS else ()
+    ignored = view.resolution.ignored if handler.layered else ()
     depends = set(wanted)
     problems = tuple(
         p
