@@ -62,6 +62,10 @@ class Problem:
     plugin: str | None = None
     notification: str | None = None
     at_ms: int | None = None
+    # a ``mismatch`` (Contract 13): the key, what configctl computes, what the broker reports
+    key: str | None = None
+    expected: str | None = None
+    reported: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -70,7 +74,7 @@ class Problem:
             "change_number": self.change_number,
             "reason": self.reason,
         }
-        for key in ("name", "plugin", "notification", "at_ms"):
+        for key in ("name", "plugin", "notification", "at_ms", "key", "expected", "reported"):
             value = getattr(self, key)
             if value is not None:
                 document[key] = value
@@ -87,6 +91,9 @@ class Problem:
             plugin=data.get("plugin"),
             notification=data.get("notification"),
             at_ms=data.get("at_ms"),
+            key=data.get("key"),
+            expected=data.get("expected"),
+            reported=data.get("reported"),
         )
 
 
