@@ -123,6 +123,10 @@ def run(
 ) -> None:
     """Follow dynamic config changes as the broker given by --broker-id, in the foreground.
 
+    With the global --bootstrap-server (and --command-config), it is a sidecar of that real broker:
+    after each change it asks the broker what it runs, and lists each key the broker reports
+    otherwise as a 'mismatch' problem ('unreachable' while the broker does not answer).
+
     \b
       configctl listener run --broker-id 1 --server-properties examples/server-1.properties \\
           --state-dir /tmp/configctl-state --plugin examples.plugins.quota_enforcer:ClientQuotaEnforcer
@@ -133,6 +137,7 @@ def run(
     stop = threading.Event()
     _install_signal_handlers(stop)
     zookeeper = connection_settings()
+    bootstrap = settings().bootstrap_server  # beside a real broker: ask it after each change
     instance = ConfigListener(
         zookeeper,
         broker_id,
@@ -145,6 +150,8 @@ def run(
         metrics_address=metrics_address,
         stall_after_s=stall_after,
         digest_key_file=digest_key_file,
+        bootstrap_server=bootstrap,
+        command_config=settings().command_config if bootstrap else None,
     )
     log = logging.getLogger("configctl.listener")
     try:
@@ -160,6 +167,8 @@ def run(
         where = f", snapshot {instance.snapshot.path}" if instance.snapshot is not None else ""
         if instance.metrics_port is not None:
             where += f", metrics on port {instance.metrics_port}"
+        if bootstrap:
+            where += f", asking the broker at {bootstrap}"
         log.info(
             "listening as broker %d on %s (last applied change %d%s); stop with SIGTERM or Ctrl-C",
             broker_id,

@@ -215,7 +215,8 @@ class Observer:
             return min((c.due for c in self._checks.values()), default=None)
 
     def step(self) -> bool:
-        """Check every entity that is due; True when the problems changed."""
+        """Check every entity that is due; True when what is published changed (the problems, or
+        ``observed_at_ms`` after an answer)."""
         now = self._clock()
         with self._lock:
             due = [c for c in self._checks.values() if c.due <= now]
@@ -240,8 +241,9 @@ class Observer:
                     if self._checks.get(check.entity.path) is check:
                         del self._checks[check.entity.path]
                 continue
-            changed |= self._answered()
-            changed |= self._settle(check, found)
+            self._answered()
+            self._settle(check, found)
+            changed = True
         return changed
 
     def _settle(self, check: Check, found: list[agreement.Mismatch]) -> bool:

@@ -39,12 +39,13 @@ from configctl.errors import (
 from configctl.gcpause import collector_paused
 from configctl.handlers import handler_for
 from configctl.handlers.base import KINDS
-from configctl.listener.manager import DynamicConfigManager, EntityRead, Problem, RawNotification
+from configctl.listener.manager import BatchResult, DynamicConfigManager, EntityRead, Problem, RawNotification
 from configctl.listener.metrics import ListenerMetrics, MetricsServer
 from configctl.listener.notification_listener import (
     DEFAULT_CHANGE_EXPIRATION_MS,
     SequentialNotificationListener,
 )
+from configctl.listener.observed import ADMIN_TIMEOUT_S, Observer
 from configctl.listener.plugins import LoadedPlugin, load_plugins
 from configctl.listener.state import FleetRecorder, SnapshotWriter, StatePublisher
 from configctl.precedence import EffectiveValue
@@ -110,10 +111,12 @@ class _Handler:
         with collector_paused():  # everything built here stays alive: collections find nothing
             entities, invalid, unreadable = self._list_entities()
             listed = time.perf_counter()
-            self.manager.reconcile(
+            result = self.manager.reconcile(
                 self._read_all(entities), up_to, initial=self._initial, invalid=invalid, unreadable=unreadable
             )
         applied = time.perf_counter()
+        if not self._initial:  # the initial load's broker layers are observed once started
+            self.owner._observe(result)
         self.owner._after_batch()
         log.info(
             "full load of %d entities took %.0f ms (listing %.0f ms, reading and applying %.0f ms, "
@@ -129,7 +132,7 @@ class _Handler:
     def process(self, notifications: Sequence[RawNotification]) -> None:
         plan = self.manager.plan(notifications)
         reads = list(self._read([entity for entity, _ in plan], [number for _, number in plan]))
-        self.manager.apply(reads, notifications[-1].number)
+        self.owner._observe(self.manager.apply(reads, notifications[-1].number))
         self.owner._after_batch(notifications)
 
     def present(self, names: set[str]) -> None:
@@ -247,6 +250,9 @@ class ConfigListener:
     undone before :meth:`health` calls the listener stalled. ``digest_key_file``: the fleet's
     digest key (else ``$CONFIGCTL_DIGEST_KEY_FILE``; neither: plain SHA-256), which makes the
     digests of secrets in snapshots and the state node HMAC-SHA256 under it (:func:`secrets.digest`).
+    ``bootstrap_server`` (with ``command_config``, a Kafka client properties file): the real broker
+    this listener runs beside; after each change it is asked what it runs
+    (:mod:`configctl.listener.observed`), and where it disagrees is a ``mismatch`` problem.
     """
 
     def __init__(
@@ -267,6 +273,8 @@ class ConfigListener:
         metrics_address: str = "",
         stall_after_s: float = DEFAULT_STALL_AFTER_S,
         digest_key_file: str | os.PathLike[str] | None = None,
+        bootstrap_server: str | None = None,
+        command_config: str | os.PathLike[str] | None = None,
     ) -> None:
         self.broker_id = _check_broker_id(broker_id)
         if isinstance(change_expiration_ms, bool) or int(change_expiration_ms) <= 0:
@@ -319,6 +327,15 @@ class ConfigListener:
         self._publish_pending = False
         self._side_errors: dict[str, str] = {}  # what failed last per side task (publish, snapshot, ...)
         self.side_error_counts: dict[str, int] = {}
+        self._publish_lock = threading.Lock()  # the worker and the observer both publish
+        self.observer: Observer | None = None
+        if bootstrap_server:
+            self.observer = Observer(
+                self.broker_id,
+                self.manager,
+                _admin_factory(bootstrap_server, command_config),
+                on_change=lambda: self._publish(raise_errors=False),
+            )
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -351,6 +368,9 @@ class ConfigListener:
         except BaseException:
             self.stop()
             raise
+        if self.observer is not None:
+            self.observer.observe_layers()
+            self.observer.start()
         return self
 
     def _wait_initial_load(self, timeout: float) -> None:
@@ -379,6 +399,8 @@ class ConfigListener:
             self._close_resources()
             return
         self._running = False
+        if self.observer is not None:
+            self.observer.stop()
         self.notifications.stop(timeout)
         self.fleet_record.close()
         if self._started and self.notifications.connected:
@@ -441,14 +463,25 @@ class ConfigListener:
         """What this broker could not apply (Contract 7's list, as the state node publishes it),
         oldest first. Each :class:`Problem` has ``kind`` (poison, rejected, ignored, unreadable),
         ``entity_path``, ``change_number``, ``reason`` and, where they apply, ``name`` (the key),
-        ``plugin`` and ``notification``; ``to_json()`` gives the published form."""
-        return self.manager.problems()
+        ``plugin`` and ``notification``; ``to_json()`` gives the published form. Beside a real
+        broker (``bootstrap_server``) also ``mismatch`` (with ``key``, ``expected``, ``reported``)
+        and ``unreachable``."""
+        problems = self.manager.problems()
+        if self.observer is not None:
+            problems += self.observer.problems()
+        return problems
 
     def state(self) -> dict[str, Any]:
         """The broker state document (what ``/configctl/brokers/<id>`` holds)."""
         document = self.manager.state_document()
         session_id = self.notifications.session_id
         stats = self.notifications.stats
+        if self.observer is not None:
+            document["problems"] += [p.to_json() for p in self.observer.problems()]
+            document["counters"].update(self.observer.counters)
+            document.update(self.observer.state())
+        else:
+            document["observed"] = False
         document["counters"].update(
             {
                 "notifications_processed": stats["notifications_processed"],
@@ -501,7 +534,7 @@ class ConfigListener:
         """What the metrics collector reads at each scrape."""
         manager = self.manager
         counts: dict[str, int] = {}
-        for problem in manager.problems():
+        for problem in self.problems():
             counts[problem.kind] = counts.get(problem.kind, 0) + 1
         stats = self.notifications.stats
         return {
@@ -561,9 +594,17 @@ class ConfigListener:
         if self._publish_pending:
             self._publish(raise_errors=False)
 
+    def _observe(self, result: BatchResult) -> None:
+        """Hand what was just applied to the observer (beside a real broker); never waits."""
+        if self.observer is not None and result.applied:
+            self.observer.observe(
+                [(a.entity_path, a.change_number, [k.name for k in a.keys]) for a in result.applied]
+            )
+
     def _publish(self, *, raise_errors: bool) -> None:
         try:
-            self.publisher.publish(self.state())
+            with self._publish_lock:
+                self.publisher.publish(self.state())
         except ConfigctlError as exc:
             self._publish_pending = True
             if raise_errors:
@@ -584,6 +625,16 @@ class ConfigListener:
     def _side_ok(self, task: str) -> None:
         if self._side_errors.pop(task, None) is not None:
             log.info("%s written again", task)
+
+
+def _admin_factory(bootstrap: str, command_config: str | os.PathLike[str] | None) -> Any:
+    def connect() -> Any:
+        from configctl.adminapi.client import KafkaAdmin  # kafka-python: only for a sidecar
+
+        config = Path(command_config) if command_config is not None else None
+        return KafkaAdmin(bootstrap, config, timeout=ADMIN_TIMEOUT_S)
+
+    return connect
 
 
 def snapshot_path(state_dir: str | os.PathLike[str], broker_id: int) -> Path:
