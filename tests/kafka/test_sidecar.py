@@ -6,7 +6,8 @@
 A change the broker accepts leaves no problem; a reconfiguration the broker vetoes (nine cleaner
 threads written to ZooKeeper with ``--allow-running-brokers``: the broker keeps one) is a
 ``mismatch`` problem naming the key, in the state node and in ``configctl status``; deleting the
-key makes it go away.
+key makes it go away. Topic, quota and SCRAM changes the broker takes leave no problem. With a
+broker of the module's own, stopping it is one ``unreachable`` problem, gone once it is back.
 """
 
 from __future__ import annotations
@@ -19,15 +20,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import KafkaFleet, broker_configs_restored
+from conftest import KAFKA_HOME, STATIC, KafkaFleet, broker_configs_restored
 from helpers import child_env, wait_for
 
 from configctl import fleet
+from configctl.localkafka import KafkaCluster
+from configctl.localzk import LocalZooKeeper
+from configctl.localzk.client import ClientSettings
 
 pytestmark = pytest.mark.kafka
 
 
 def _start(fleet_: KafkaFleet, log: Any, *extra: str) -> subprocess.Popen[bytes]:
+    """Broker 1's configctl listener as a process, with ``extra`` arguments."""
     broker = fleet_.cluster.brokers[1]
     command = [
         sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", fleet_.connect,
@@ -75,6 +80,13 @@ def sidecar(kafka_one: KafkaFleet, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def mismatches(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in document.get("problems", ()) if p["kind"] in ("mismatch", "unreachable")]
+
+
+def test_without_bootstrap_server_the_figures_are_computed_not_observed(kafka_one):
+    kafka_one.wait_listeners()
+    document = state(kafka_one)
+    assert document["observed"] is False
+    assert "observed_at_ms" not in document
 
 
 def test_a_change_the_broker_accepts_is_observed_without_a_problem(sidecar):
@@ -128,3 +140,83 @@ def test_a_vetoed_reconfiguration_is_a_mismatch_until_the_key_is_deleted(sidecar
         wait_for(lambda: mismatches(state(sidecar)) == [], timeout=30, message="the mismatch cleared")
         cleared = time.monotonic() - started
         print(f"mismatch appeared after {appeared:.2f}s, cleared {cleared:.2f}s after the delete")
+
+
+def test_topic_quota_and_credential_changes_the_broker_takes_leave_no_problem(sidecar, unique):
+    topic, user, client = unique("side-topic"), unique("side-user"), unique("side-client")
+    sidecar.create_topics(topic)
+    before = state(sidecar)["counters"]["observations"]
+    writes = [
+        ("--topic", topic, "--add-config", "retention.ms=86400000,cleanup.policy=[compact,delete]"),
+        (
+            "--user",
+            user,
+            "--add-config",
+            "producer_byte_rate=1000,SCRAM-SHA-512=[iterations=4096,password=pw]",
+        ),
+        ("--user", user, "--client", client, "--add-config", "consumer_byte_rate=2048"),
+        ("--client", client, "--add-config", "request_percentage=12.5"),
+        ("--ip", "10.9.8.7", "--add-config", "connection_creation_rate=10"),
+    ]
+    for args in writes:
+        result = sidecar.cli("alter", *args)
+        assert result.returncode == 0, result.stderr
+    number = json.loads(sidecar.cli("status", "-o", "json").stdout)["latest_change_number"]
+    wait_for(
+        lambda: (
+            state(sidecar)["last_applied_change"] >= number
+            and state(sidecar)["observing"] == 0
+            and state(sidecar)["counters"]["observations"] >= before + len(writes)
+        ),
+        timeout=30,
+        message="every change observed",
+    )
+    assert mismatches(state(sidecar)) == []
+    assert (
+        sidecar.cli("alter", "--ip", "10.9.8.7", "--delete-config", "connection_creation_rate").returncode
+        == 0
+    )
+
+
+# -- a broker of this module's own: stopping it ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def own_broker(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaFleet]:
+    """Broker 1 of a cluster of its own (chroot ``/sidecar-own``), with a sidecar beside it."""
+    work = tmp_path_factory.mktemp("sidecar-own")
+    zk = ClientSettings(f"{zk_server.connect_string}/sidecar-own")
+    cluster = KafkaCluster(KAFKA_HOME, work, zk, 1, properties=STATIC)
+    fleet_ = KafkaFleet(cluster, zk.connect)
+    try:
+        cluster.start()
+        bootstrap = cluster.brokers[1].bootstrap  # the same address once it is restarted
+        fleet_.listeners[1] = _start(fleet_, work / "sidecar.log", "--bootstrap-server", bootstrap)
+        wait_for(lambda: state(fleet_).get("observed_at_ms"), timeout=90, message="the sidecar observing")
+        yield fleet_
+    finally:
+        fleet_.stop()
+
+
+def test_a_stopped_broker_is_unreachable_until_it_is_back(own_broker):
+    own_broker.cluster.stop()
+    started = time.monotonic()
+    # no broker runs: broker defaults go to ZooKeeper, and the sidecar asks its (absent) broker
+    result = own_broker.cli("alter", "--broker-defaults", "--add-config", "log.cleaner.backoff.ms=16000")
+    assert result.returncode == 0, result.stderr
+    found = wait_for(lambda: mismatches(state(own_broker)), timeout=60, message="unreachable")
+    reported = time.monotonic() - started
+    assert [(p["kind"], p.get("entity_path")) for p in found] == [("unreachable", None)]
+    assert "does not answer" in found[0]["reason"]
+    assert state(own_broker)["observing"] == 1  # not taken as applied
+
+    own_broker.cluster.start()
+    started = time.monotonic()
+    wait_for(
+        lambda: mismatches(state(own_broker)) == [] and state(own_broker)["observing"] == 0,
+        timeout=60,
+        message="the broker answering again, agreeing",
+    )
+    print(
+        f"unreachable after {reported:.2f}s; cleared {time.monotonic() - started:.2f}s after the broker started"
+    )
