@@ -60,6 +60,8 @@ GIVE_UP_S = 60.0
 """Re-checking a mismatch stops this long after the change; the mismatch stays listed."""
 BACKOFF_START_S, BACKOFF_MAX_S = 0.2, 5.0
 ADMIN_TIMEOUT_S = 5.0
+MAX_MISMATCHES = 1_000
+"""At most this many mismatches are kept (the newest), as the listener's other problems."""
 _PROBE_KEY = "broker.id"  # asked when a check names no key: does the broker answer at all?
 
 
@@ -290,6 +292,7 @@ class Observer:
             check.change_number,
         ):
             return False
+        self._mismatches.pop(key, None)
         self._mismatches[key] = Problem(
             MISMATCH,
             mismatch.entity_path,
@@ -300,6 +303,8 @@ class Observer:
             expected=mismatch.expected,
             reported=mismatch.reported,
         )
+        while len(self._mismatches) > MAX_MISMATCHES:
+            self._mismatches.pop(next(iter(self._mismatches)))
         seen = (MISMATCH, mismatch.entity_path, mismatch.key, mismatch.expected)
         if seen not in self._logged:
             self._logged.add(seen)

@@ -264,3 +264,15 @@ def test_the_thread_publishes_what_it_finds(setup):
         assert changed
     finally:
         observer.stop()
+
+
+def test_the_mismatches_kept_are_bounded_newest_first(setup, monkeypatch):
+    observer, model, broker, clock, _ = setup
+    monkeypatch.setattr(observed, "MAX_MISMATCHES", 2)
+    for n in range(3):
+        key = f"custom.key.{n}"
+        model.broker[key] = "ours"
+        broker.broker[key] = "theirs"
+        observer.observe([("brokers/1", n, [key])])
+        run_until(observer, clock, SETTLE_S + 0.1)
+    assert [p.key for p in observer.problems()] == ["custom.key.1", "custom.key.2"]
