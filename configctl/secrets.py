@@ -515,6 +515,12 @@ def _b64_field(params: Mapping[str, str], key: str) -> bytes:
 MASK = "******"
 
 
+def is_encoded_password(value: str) -> bool:
+    """Whether ``value`` is a password in Kafka's encoded form (:meth:`PasswordEncoder.encode`), as
+    stored in ZooKeeper, rather than the password itself."""
+    return "encryptedPassword:" in value and "initializationVector:" in value
+
+
 def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
     """``config`` with every sensitive value replaced by :data:`MASK` (for display)."""
     return {key: MASK if is_sensitive(key) else value for key, value in config.items()}

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from configctl import catalogue
+from configctl import catalogue, secrets
 from configctl.adminapi.client import KafkaAdmin
 from configctl.entities import EntityType
 from configctl.errors import InvalidInput
@@ -139,6 +139,16 @@ class BrokersThroughAdmin:
             raise VersionConflict(f"{entity.path} moved from version {change.expected_version}")
         target = change.config
         set_keys = {k: v for k, v in target.items() if current.config.get(k) != v}
+        encoded = [
+            k
+            for k, v in set_keys.items()
+            if catalogue.is_sensitive(EntityType.BROKERS, k) and secrets.is_encoded_password(v)
+        ]
+        if encoded:
+            raise InvalidInput(
+                f"{entity.display}: {', '.join(sorted(encoded))} is encrypted for ZooKeeper, but a broker "
+                "takes a password in clear and encrypts it itself: set it with configctl alter; nothing was written"
+            )
         delete_keys = [k for k in current.config if k not in target]
         before = self.inner.latest_change_number()
         running = sorted(self.inner.running_brokers() or ())

@@ -133,3 +133,50 @@ def test_a_canary_through_the_broker_is_promoted(kafka_one):
             timeout=30,
             message="the promoted default",
         )
+
+
+def test_apply_in_waves_sends_the_running_brokers_configs_through_them(kafka_one, unique, tmp_path):
+    topic = unique("waves")
+    kafka_one.create_topics(topic)
+    desired = tmp_path / "desired.yaml"
+    desired.write_text(
+        f"topics:\n  {topic}: {{retention.ms: 7200000}}\nbrokers:\n  '1': {{log.cleaner.threads: 2}}\n"
+    )
+    with broker_configs_restored(kafka_one):
+        result = via_broker(
+            kafka_one,
+            "apply",
+            "-f",
+            str(desired),
+            "--yes",
+            "--waves",
+            "2",
+            "--wait",
+            "30",
+            "--reason",
+            "waves",
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert describe_stored(kafka_one, "--broker", "1")["log.cleaner.threads"] == "2"
+        assert describe_stored(kafka_one, "--topic", topic) == {"retention.ms": "7200000"}
+        assert history(kafka_one, "--broker", "1")[0]["reason"].endswith(
+            ": waves"
+        )  # the rollout names its wave
+        wait_for(
+            lambda: reported(kafka_one, "log.cleaner.threads").value == "2", timeout=30, message="applied"
+        )
+
+
+def test_a_password_encrypted_for_zookeeper_is_not_sent_to_a_broker(kafka_one, tmp_path):
+    # apply encrypts a broker password for ZooKeeper; a broker takes it in clear: refused, unwritten
+    desired = tmp_path / "desired.yaml"
+    desired.write_text("brokers:\n  '1': {listener.name.plaintext.ssl.key.password: s3cret}\n")
+    with broker_configs_restored(kafka_one):
+        before = describe_stored(kafka_one, "--broker", "1")
+        result = via_broker(
+            kafka_one, "apply", "-f", str(desired), "--yes", "--password-encoder-secret", "enc"
+        )
+        assert result.returncode == 1 and "encrypted for ZooKeeper" in result.stderr, (
+            result.stdout + result.stderr
+        )
+        assert describe_stored(kafka_one, "--broker", "1") == before
