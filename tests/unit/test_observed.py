@@ -3,6 +3,7 @@ mismatch, when it clears, superseding, giving up, and an unreachable broker."""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -276,3 +277,32 @@ def test_the_mismatches_kept_are_bounded_newest_first(setup, monkeypatch):
         observer.observe([("brokers/1", n, [key])])
         run_until(observer, clock, SETTLE_S + 0.1)
     assert [p.key for p in observer.problems()] == ["custom.key.1", "custom.key.2"]
+
+
+def test_a_broker_that_hangs_never_holds_up_the_listener(setup):
+    _, model, broker, _, _ = setup
+    release = threading.Event()
+    asked = threading.Event()
+
+    def hang(broker_id: int, keys: Any = None) -> dict[str, ReportedConfig]:
+        asked.set()
+        release.wait(10)
+        return {}
+
+    broker.describe_broker = hang  # type: ignore[method-assign]
+    observer = Observer(1, model, lambda: broker)
+    observer.start()
+    try:
+        observer.observe([("brokers/1", 8, ["log.cleaner.threads"])])
+        assert asked.wait(5)
+        started = time.monotonic()
+        for number in range(9, 109):  # the worker keeps handing changes over while the broker hangs
+            observer.observe(
+                [("brokers/1", number, ["log.cleaner.threads"]), ("topics/orders", number, ["retention.ms"])]
+            )
+        observer.problems()
+        observer.state()
+        assert time.monotonic() - started < 0.5
+    finally:
+        release.set()
+        observer.stop()
