@@ -372,13 +372,17 @@ class Observer:
         )
         self._thread.start()
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 1.0) -> None:
+        """Stop asking; a question still in flight (up to its timeout) is left to the daemon thread,
+        so a listener stops promptly even beside a broker that hangs."""
         with self._lock:
             self._stopping = True
             self._lock.notify_all()
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+            if thread.is_alive():
+                return
         self._drop_asker()
 
     def _run(self) -> None:
@@ -396,6 +400,8 @@ class Observer:
                 if self.step():
                     self._on_change()
             except Exception:  # never let the observer die: log, and try again later
+                if self._stopping:
+                    return
                 log.warning("observing the broker failed (will retry)", exc_info=True)
                 with self._lock:
                     if not self._stopping:
