@@ -67,6 +67,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.bulk_apply import raw_multi, stored_form  # noqa: E402
+from benchmarks.propagation import APPLIED_RE, READY, child_env, percentile  # noqa: E402
 from benchmarks.results import format_table, record_rows  # noqa: E402
 from configctl.desired import syntax  # noqa: E402
 from configctl.entities import Entity, EntityType  # noqa: E402
@@ -94,21 +95,12 @@ OVERRIDE_RE = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] INFO Processing override for entityPath: "
     r"topics/(\S+) with config: \S*?\((.*)\) \(kafka\.server\.ZkConfigManager\)"
 )
-APPLIED_RE = re.compile(r" INFO applied change (\d+):")
-READY = "listening as broker"
 TOPIC_PREFIX = "peer-"
 
 
 # ----------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
 
 
 def spread(seconds: list[float]) -> dict[str, float]:
@@ -128,12 +120,6 @@ def latency(values_ms: list[float]) -> dict[str, float]:
         "max_ms": round(max(values_ms), 2) if values_ms else float("nan"),
         "samples": len(values_ms),
     }
-
-
-def child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIGCTL_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 def configctl_command(connect: str, *args: str) -> list[str]:
