@@ -47,7 +47,11 @@ IGNORED = "ignored"
 """A key (or an entity) Kafka would drop: misplaced, an invalid value, a password it cannot decrypt."""
 UNREADABLE = "unreadable"
 """A node the listener may not read (ACL), or cannot (too large)."""
-KINDS = (POISON, REJECTED, IGNORED, UNREADABLE)
+MISMATCH = "mismatch"
+"""Beside a real broker: a key the broker reports otherwise than configctl computes."""
+UNREACHABLE = "unreachable"
+"""Beside a real broker: the broker does not answer (so nothing it runs is known)."""
+KINDS = (POISON, REJECTED, IGNORED, UNREADABLE, MISMATCH, UNREACHABLE)
 
 
 @dataclass(frozen=True)

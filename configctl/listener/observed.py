@@ -40,17 +40,14 @@ from configctl.adminapi.errors import KafkaUnavailable
 from configctl.adminapi.reported import ReportedConfig
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ConfigctlError, one_line, printable
-from configctl.handlers.base import Problem
+from configctl.handlers.base import MISMATCH, UNREACHABLE, Problem
 from configctl.precedence import EffectiveValue
 from configctl.zk.retry import Backoff
 
 log = logging.getLogger("configctl.listener")
 
-MISMATCH = "mismatch"
-"""The broker reports a key otherwise than configctl computes (Contract 13)."""
-UNREACHABLE = "unreachable"
-"""The broker the sidecar asks does not answer (one per listener)."""
 KINDS = (MISMATCH, UNREACHABLE)
+"""The problem kinds the observer lists (their home: :mod:`configctl.handlers.base`)."""
 
 FIRST_CHECK_S = 0.1
 """The first question after a change: a ZooKeeper-mode broker usually agrees by then."""

@@ -61,7 +61,7 @@ def test_two_listeners_in_one_process_have_their_own_metrics():
         ]
         counts.append(count)
         kinds = {s.labels["kind"] for s in families["configctl_listener_problems"].samples}
-        assert kinds == {"poison", "rejected", "ignored", "unreadable"}
+        assert kinds == {"poison", "rejected", "ignored", "unreadable", "mismatch", "unreachable"}
         assert families["configctl_listener_last_applied_change"].samples[0].value == -1
     assert counts == [1, 0]
     assert first.health() == (False, first.health()[1]) and first.health()[1]["status"] == "stopped"
