@@ -27,7 +27,7 @@ from kafka.protocol.admin import (
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import KafkaUnavailable, refusal, translate_errors
 from configctl.adminapi.reported import ReportedConfig, ReportedSynonym, quota_text
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
 
 # Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
@@ -282,9 +282,4 @@ def same_address(reported: str | None, name: str) -> bool:
         return reported == name
 
 
-def default_name(name: str) -> str:
-    """The Admin API's name for an entity name (``<default>`` is the empty resource name)."""
-    return "" if name == DEFAULT else name
-
-
-__all__ = ["KafkaAdmin", "KafkaUnavailable", "default_name"]
+__all__ = ["KafkaAdmin", "KafkaUnavailable"]

@@ -30,7 +30,7 @@ from configctl import catalogue, secrets
 from configctl.adminapi.client import KafkaAdmin
 from configctl.entities import EntityType
 from configctl.errors import InvalidInput
-from configctl.store import Capabilities, Change, Committed, NodeOp, VersionConflict
+from configctl.store import Capabilities, Change, Committed, NodeOp, Stored, VersionConflict
 
 NOTIFICATION_WAIT = 10.0
 """How long to wait for the broker's change notification to appear after a write it accepted."""
@@ -97,26 +97,33 @@ class BrokersThroughAdmin:
         self, changes: Sequence[Change], *, reason: str = "", extra: Sequence[NodeOp] = ()
     ) -> list[Committed]:
         """ZooKeeper's part in one multi (with ``extra``), then each running broker's config through it."""
-        through, direct = self._split(changes)
+        through, direct, via = self._split(changes)
         committed = self.inner.commit(direct, reason=reason, extra=extra) if direct or extra else []
         for change in through:
-            committed.append(self._through_broker(change, reason))
+            committed.append(self._through_broker(change, reason, via))
         return committed
 
     def commit_batches(
         self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
     ) -> Iterator[list[Committed]]:
-        through, direct = self._split(changes)
+        through, direct, via = self._split(changes)
         if direct:
             yield from self.inner.commit_batches(direct, reason=reason, in_flight=in_flight)
         for change in through:
-            yield [self._through_broker(change, reason)]
+            yield [self._through_broker(change, reason, via)]
 
-    def _split(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]:
-        """(through the brokers, through ZooKeeper): a running broker's own config, or the
-        default while any broker runs, goes through them."""
+    def validate(self, changes: Sequence[Change]) -> None:
+        """Ask each broker that would take one of ``changes`` to validate it, applying nothing."""
+        through, _, via = self._split(changes)
+        for change in through:
+            _, set_keys, delete_keys = self._request(change)
+            self._send(change, set_keys, delete_keys, via, validate_only=True)
+
+    def _split(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change], int | None]:
+        """(through the brokers, through ZooKeeper, the broker a default goes through): a running
+        broker's own config, or the default while any broker runs, goes through them."""
         if not any(c.entity.type is EntityType.BROKERS for c in changes):
-            return [], list(changes)
+            return [], list(changes), None
         running = self.inner.running_brokers() or set()
         through, direct = [], []
         for change in changes:
@@ -130,15 +137,16 @@ class BrokersThroughAdmin:
             else:
                 direct.append(change)
                 _refuse_plain_passwords(change)
-        return through, direct
+        return through, direct, min(running) if running else None
 
-    def _through_broker(self, change: Change, reason: str) -> Committed:
+    def _request(self, change: Change) -> tuple[Stored, dict[str, str], list[str]]:
+        """The entity as it is now, and the keys to set and delete to make it ``change.config``.
+
+        A password already encrypted for ZooKeeper is refused: a broker takes it in clear.
+        """
         entity = change.entity
         current = self.inner.read(entity, strict=False)
-        if current.version != change.expected_version:
-            raise VersionConflict(f"{entity.path} moved from version {change.expected_version}")
-        target = change.config
-        set_keys = {k: v for k, v in target.items() if current.config.get(k) != v}
+        set_keys = {k: v for k, v in change.config.items() if current.config.get(k) != v}
         encoded = [
             k
             for k, v in set_keys.items()
@@ -149,34 +157,37 @@ class BrokersThroughAdmin:
                 f"{entity.display}: {', '.join(sorted(encoded))} is encrypted for ZooKeeper, but a broker "
                 "takes a password in clear and encrypts it itself: set it with configctl alter; nothing was written"
             )
-        delete_keys = [k for k in current.config if k not in target]
-        before = self.inner.latest_change_number()
-        running = sorted(self.inner.running_brokers() or ())
+        return current, set_keys, [k for k in current.config if k not in change.config]
+
+    def _send(
+        self,
+        change: Change,
+        set_keys: dict[str, str],
+        delete_keys: list[str],
+        via: int | None,
+        *,
+        validate_only: bool = False,
+    ) -> None:
+        entity = change.entity
         self.admin.alter_broker(
             None if entity.is_default else int(entity.name),
             set_keys,
             delete_keys,
-            via=running[0] if running else None,
+            validate_only=validate_only,
+            via=via,
         )
+
+    def _through_broker(self, change: Change, reason: str, via: int | None) -> Committed:
+        entity = change.entity
+        current, set_keys, delete_keys = self._request(change)
+        if current.version != change.expected_version:
+            raise VersionConflict(f"{entity.path} moved from version {change.expected_version}")
+        before = self.inner.latest_change_number()
+        self._send(change, set_keys, delete_keys, via)
         after = self.inner.read(entity, strict=False)
         recorded = Change(entity, after.config, current.version, previous=current.config)
         self.inner.record_history(recorded, after.version, reason=reason)
         return Committed(entity, after.version, self._notification_of(entity.path, before))
-
-    def validate(self, changes: Sequence[Change]) -> None:
-        """Ask each broker that would take one of ``changes`` to validate it, applying nothing."""
-        through, _ = self._split(changes)
-        running = sorted(self.inner.running_brokers() or ())
-        for change in through:
-            entity = change.entity
-            current = self.inner.read(entity, strict=False)
-            self.admin.alter_broker(
-                None if entity.is_default else int(entity.name),
-                {k: v for k, v in change.config.items() if current.config.get(k) != v},
-                [k for k in current.config if k not in change.config],
-                validate_only=True,
-                via=running[0] if running else None,
-            )
 
     def _notification_of(self, entity_path: str, before: int | None) -> int | None:
         """The number of the change notification the broker wrote for ``entity_path`` after ``before``."""
