@@ -132,22 +132,20 @@ def run_sequence(sandbox, steps) -> None:
         assert ours == theirs, f"after {steps}:\n" + "\n".join(differences(ours, theirs))
 
 
-@settings(
-    max_examples=100,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+AGAINST_A_BROKER = {
+    "deadline": None,  # each example waits for a real broker
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
+
+
+@settings(max_examples=100, **AGAINST_A_BROKER)
 @given(steps=st.lists(step(), min_size=1, max_size=4))
 def test_random_changes_end_with_the_broker_and_configctl_agreeing(sandbox, steps):
     run_sequence(sandbox, steps)
 
 
 @pytest.mark.long
-@settings(
-    max_examples=1000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@settings(max_examples=1000, **AGAINST_A_BROKER)
 @given(steps=st.lists(step(), min_size=1, max_size=8))
 def test_random_changes_long_run(sandbox, steps):
     run_sequence(sandbox, steps)
