@@ -8,7 +8,8 @@ echoed back but the option itself: it may hold a password (``--add-config 'passw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
 
 _ACTIONS = {"--alter": "alter", "--describe": "describe"}
 _ENTITY_OPTIONS = {
@@ -31,6 +32,45 @@ _NOT_ZOOKEEPER = {
     "--zk-tls-config-file": "configctl takes --zk-tls, --zk-tls-ca, --zk-tls-cert, --zk-tls-key (or a --profile) "
     "instead of a ZooKeeper client properties file",
 }
+
+
+SIMILAR = 0.6
+"""How alike a mistyped option and a known one must be, compared without their dashes."""
+MARGIN = 0.1
+"""A suggestion must be about as close as the closest one: '--add-confg' means '--add-config',
+not '--command-config' as well."""
+
+
+def close_options(typed: str, known: Iterable[str]) -> list[str]:
+    """The known options a mistyped one most likely meant, closest first (often none).
+
+    click compares the raw spellings, so every long option shares the two leading dashes with the
+    typo and unrelated ones pass its threshold (``--watch`` -> ``--zk-auth``). Comparing the names
+    without their dashes, and keeping only those about as close as the best, leaves the near
+    misses: ``--watch`` -> ``--wait``.
+    """
+    name = typed.split("=", 1)[0].lstrip("-")
+    scored: dict[str, float] = {}
+    for option in known:
+        score = SequenceMatcher(None, name, option.lstrip("-")).ratio()
+        if score >= SIMILAR and option != typed:
+            scored[option] = score
+    if not scored:
+        return []
+    best = max(scored.values())
+    near = [option for option, score in scored.items() if score >= best - MARGIN]
+    return sorted(near, key=lambda option: (-scored[option], option))
+
+
+def no_such_option(typed: str, known: Iterable[str]) -> str:
+    """click's "No such option" line, with :func:`close_options` as its suggestions."""
+    message = f"No such option {typed!r}."
+    matches = close_options(typed, known)
+    if len(matches) == 1:
+        return f"{message} Did you mean {matches[0]!r}?"
+    if matches:
+        return f"{message} (Did you mean one of: {', '.join(repr(m) for m in matches)}?)"
+    return message
 
 
 def _given(argv: Sequence[str], option: str) -> bool:

@@ -13,7 +13,7 @@ import sys
 import click
 
 from configctl import __version__
-from configctl.cli.habits import hint
+from configctl.cli.habits import hint, no_such_option
 from configctl.cli.options import global_options
 from configctl.errors import EXIT_CODES, ConfigctlError, one_line, printable
 
@@ -111,6 +111,19 @@ def cli() -> None:
     """
 
 
+def _long_options(ctx: click.Context | None) -> list[str]:
+    """Every long option the command that refused an option takes (what a typo may have meant)."""
+    if ctx is None:
+        return []
+    names = [
+        name
+        for param in ctx.command.get_params(ctx)
+        if isinstance(param, click.Option) and not param.hidden
+        for name in (*param.opts, *param.secondary_opts)
+    ]
+    return sorted({name for name in names if name.startswith("--")})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; every :class:`ConfigctlError` becomes one line on stderr and its exit status."""
     try:
@@ -127,8 +140,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.NoSuchOption as exc:
         arguments = sys.argv[1:] if argv is None else argv
         subcommand = exc.ctx.info_name if exc.ctx is not None and exc.ctx.parent is not None else None
-        advice = hint(exc.option_name, arguments, subcommand)
-        click.echo(f"error: {printable(one_line(advice or exc.format_message()))}", err=True)
+        advice = hint(exc.option_name, arguments, subcommand) or no_such_option(
+            exc.option_name, _long_options(exc.ctx)
+        )
+        click.echo(f"error: {printable(one_line(advice))}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         click.echo(f"error: {printable(one_line(exc.format_message()))}", err=True)
