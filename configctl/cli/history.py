@@ -68,6 +68,12 @@ def _summary(entry: HistoryRecord) -> str:
     return " ".join(f"{marks[c.kind]}{c.name}" for c in changes) or "(no key changed)"
 
 
+def _version_cell(entry: HistoryRecord) -> str:
+    """The version column: a write that removed the node (Kafka's rule for an emptied quota) left
+    no version, and says so instead of showing the store's -1."""
+    return "deleted" if entry.version < 0 else str(entry.version)
+
+
 def _records_current(entry: HistoryRecord, current: Stored) -> bool:
     """Whether ``entry`` (the newest record) is what the entity holds now.
 
@@ -108,13 +114,18 @@ class HistoryView:
         for column in ("version", "time", "identity", "reason", "changes"):
             table.add_column(column, overflow="fold")
         for entry in self.entries:
-            version = f"{entry.version}" + (" *" if current and entry is newest else "")
+            version = _version_cell(entry) + (" *" if current and entry is newest else "")
             table.add_row(
                 version, _when(entry.time_ms), safe(entry.identity), safe(entry.reason), safe(_summary(entry))
             )
         out.print(table)
         if outside:
             out.print(outside)
+        elif newest is not None and newest.version < 0 and not self.current.exists:
+            out.print(
+                "[dim]The entity has no config node now: its newest write deleted the last key and "
+                "removed the emptied node, as Kafka does for quotas.[/]"
+            )
         elif current:
             out.print(
                 f"[dim]* current version ({self.current.version}). Undo with: configctl rollback ... --to N[/]"

@@ -134,3 +134,17 @@ def test_apply_writes_are_in_history_with_their_reason(zk_connect, tmp_path):
     assert [(e["version"], e["reason"]) for e in entries] == [(1, "OPS-42"), (0, "apply d.yaml")]
     assert cli(zk_connect, "rollback", "--topic", "orders", "--to", "0", "--yes").returncode == 0
     assert cli(zk_connect, "plan", "-f", str(file)).returncode == 2  # the file no longer matches
+
+
+def test_history_says_deleted_where_a_write_removed_the_node(zk_connect, zk):
+    alter(zk_connect, "--client", "app1", "--add-config", "consumer_byte_rate=10")
+    alter(zk_connect, "--client", "app1", "--delete-config", "consumer_byte_rate")
+    assert zk.exists("/config/clients/app1") is None  # an emptied quota node is removed, as Kafka does
+    table = cli(zk_connect, "history", "--client", "app1")
+    assert table.returncode == 0, table.stderr
+    rows = [line for line in table.stdout.splitlines() if "consumer_byte_rate" in line]
+    assert len(rows) == 2
+    assert rows[0].split()[0] == "deleted" and rows[1].split()[0] == "0"
+    assert "no config node now" in " ".join(table.stdout.split())
+    # the JSON keeps the store's number: -1 is "no node", as describe's version is null for it
+    assert [e["version"] for e in history(zk_connect, "--client", "app1")] == [-1, 0]
