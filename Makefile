@@ -72,3 +72,8 @@ schemas: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache
+
+# Rewrite the generated command and option lists of docs/cli.md from the click commands.
+.PHONY: cli-docs
+cli-docs: $(STAMP)
+	$(BIN)/python scripts/cli_reference.py
