@@ -35,13 +35,7 @@ from configctl.desired.plan import listed
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, one_line
 from configctl.rollout import canary, control, outcome, steps, waves
-from configctl.rollout.parsing import (
-    check_rollout_id,
-    format_duration,
-    parse_broker_ids,
-    parse_duration,
-    parse_waves,
-)
+from configctl.rollout.parsing import check_rollout_id, format_duration
 from configctl.rollout.record import Listed, Loaded, Options, Record
 from configctl.rollout.steps import Progress, Report
 
@@ -51,11 +45,9 @@ _STYLES = {fleet.APPLIED: "green", fleet.PENDING: "yellow"}
 def _options(wait: float | None) -> Options:
     given = given_options()
     return Options(
-        soak_seconds=parse_duration(given["soak"], option="--soak") if "soak" in given else 0.0,
+        soak_seconds=given.get("soak", 0.0),
         check=given.get("check") or None,
-        check_timeout_seconds=parse_duration(given["check_timeout"], option="--check-timeout")
-        if "check_timeout" in given
-        else DEFAULT_CHECK_TIMEOUT,
+        check_timeout_seconds=given.get("check_timeout", DEFAULT_CHECK_TIMEOUT),
         wait_seconds=DEFAULT_WAIT if wait is None else wait,
         revert_on_failure=bool(given.get("revert_on_failure")),
     )
@@ -67,7 +59,7 @@ def _options(wait: float | None) -> Options:
 def canary_alter(entity: Entity, change: ConfigChange, reason: str, kwargs: dict[str, Any]) -> None:
     """``alter --broker-defaults ... --canary IDS``: the hand-off from ``alter``."""
     given = given_options()
-    brokers = parse_broker_ids(given["canary"])
+    brokers = given["canary"]
     options = _options(kwargs.get("wait"))
     with open_store() as store:
         prepared = canary.prepare(
@@ -142,7 +134,7 @@ class _CanaryPlanView:
 
 def apply_in_waves(store: Any, plan: Any, reason: str, wait: float | None) -> None:
     """``apply --waves``: the hand-off from ``apply`` once the plan is shown and confirmed."""
-    spec = parse_waves(given_options()["waves"])
+    spec = given_options()["waves"]
     options = _options(wait)
     planned = waves.prepare(store, plan, spec)
     with observing() as observer:

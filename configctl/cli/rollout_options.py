@@ -2,6 +2,10 @@
 
 Apart from :mod:`configctl.cli.rollout` so that declaring them costs a command's start nothing:
 the rollout machinery is imported only when one is asked for.
+
+Each value is parsed as the command line is read (:func:`_remember`), so a mistyped one is a
+usage error (exit 2, one line) like any invalid option, before anything else happens: ``apply
+--waves 0`` is refused whether or not its plan has changes.
 """
 
 from __future__ import annotations
@@ -18,14 +22,35 @@ _META = "configctl.rollout"
 DEFAULT_CHECK_TIMEOUT = 60.0
 
 
+def _parsed(name: str, value: Any) -> Any:
+    """``value`` of the rollout option ``name`` as the rollout uses it (seconds, broker ids, a
+    :class:`~configctl.rollout.parsing.WaveSpec`); :class:`click.UsageError` when it is not one."""
+    from configctl.rollout import parsing  # pure and small; imported only when an option is given
+
+    parsers: dict[str, Callable[[str], Any]] = {
+        "canary": parsing.parse_broker_ids,
+        "waves": parsing.parse_waves,
+        "soak": lambda text: parsing.parse_duration(text, option="--soak"),
+        "check_timeout": lambda text: parsing.parse_duration(text, option="--check-timeout"),
+    }
+    parser = parsers.get(name)
+    if parser is None:
+        return value
+    try:
+        return parser(value)
+    except InvalidInput as exc:
+        raise click.UsageError(exc.message) from None
+
+
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if value is not None and value is not False:
-        ctx.meta.setdefault(_META, {})[param.name] = value
+        assert param.name is not None
+        ctx.meta.setdefault(_META, {})[param.name] = _parsed(param.name, value)
     return value
 
 
 def given_options() -> dict[str, Any]:
-    """The rollout options given to the running command, by name."""
+    """The rollout options given to the running command, by name, parsed (:func:`_parsed`)."""
     return dict(click.get_current_context().meta.get(_META, {}))
 
 

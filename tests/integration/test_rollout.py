@@ -329,7 +329,7 @@ def test_a_canary_broker_that_already_overrides_the_key_is_refused_and_nothing_i
     bad = cli(
         zk_connect, "alter", "--broker-defaults", "--add-config", "log.retention.ms=1", "--canary", "1,x"
     )
-    assert bad.returncode == 1 and "'x' is not a broker id" in bad.stderr
+    assert bad.returncode == 2 and "'x' is not a broker id" in bad.stderr  # a usage error
     assert snapshot(zk, ["/config/brokers/1", "/config/brokers/3", DEFAULT]) == before
     assert records(zk) == {}
 
