@@ -3,17 +3,23 @@
 The soak watches the brokers' published states (the store's watches, no polling) for the soak time:
 a new problem on any of them, or its listener going away, fails the step at once. The health
 check is the operator's own command, run by the shell with the step's facts in its environment
-(broker ids, change numbers, entities); exit 0 is healthy, anything else (or running past its
-timeout, when it is killed with everything it started) is a failure.
+(broker ids, change numbers, entities); the shell's exit status judges it: 0 is healthy, anything
+else (or running past its timeout) is a failure. It stays bounded whatever it does: it sees none
+of configctl's secrets (:func:`check_environment`), only the end of its output is kept while it
+is read (:class:`Tail`), its output is read for at most :data:`DRAIN_SECONDS` once the shell
+exited (a background job it left may hold the pipe for ever), and whatever it started, detached
+children included, is killed when it is judged (:func:`stop_check`).
 
-Contract 10's listener metrics are not in this tree yet, so there is no metric gate: the soak's
-problem watch is the built-in gate, and a check command can query anything else.
+There is no metric gate: the soak's problem watch is the built-in gate, and a check command can
+query anything else (the listeners' own ``/metrics``, ``configctl listener run --metrics-port``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import select
 import signal
 import subprocess
 import threading
@@ -22,14 +28,26 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from configctl import fleet
+import psutil
+
+from configctl import fleet, profiles, settings
 from configctl.errors import InvalidInput, one_line
 from configctl.handlers.base import Problem
+from configctl.rollout.parsing import format_duration
 from configctl.store import ConfigStore
 from configctl.znodes import BrokerStateZNode
 
 OUTPUT_KEPT = 4000
 """Characters of a check's output kept (its end: where a failing script says why)."""
+DRAIN_SECONDS = 0.5
+"""How long a check's output is still read once its shell exited: what it wrote last is kept,
+and a background job it left holding the pipe is not waited for."""
+READ_CHUNK = 64 * 1024
+POLL_SECONDS = 0.05
+"""How often the shell's exit is looked for while its output is silent."""
+RUN_VARIABLE = "CONFIGCTL_CHECK_RUN"
+"""A token in the check's environment, new for each run: a process that carries it was started by
+this run of the check, detached (``setsid``, a double fork) or not, and is killed with it."""
 TICK = 0.5
 """How often the live view is told the soak time left."""
 
@@ -172,6 +190,8 @@ class CheckResult:
     timed_out: bool
     seconds: float
     output: str
+    timeout: float = 0.0
+    """The configured timeout (what a timed-out check is reported against, not the time spent)."""
 
     @property
     def ok(self) -> bool:
@@ -182,7 +202,10 @@ class CheckResult:
         if self.ok:
             return None
         if self.timed_out:
-            return f"the check did not finish within its timeout ({self.seconds:.0f}s) and was killed"
+            return (
+                f"the check did not finish within its timeout ({format_duration(self.timeout)}) "
+                "and was killed"
+            )
         last = next((line for line in reversed(self.output.splitlines()) if line.strip()), "")
         said = f": {one_line(last, 200)}" if last else ""
         how = (
@@ -198,60 +221,215 @@ class CheckResult:
             "command": self.command,
             "exit_code": self.exit_code,
             "timed_out": self.timed_out,
+            "timeout_seconds": self.timeout,
             "seconds": round(self.seconds, 3),
             "ok": self.ok,
             "output": self.output,
         }
 
 
-def run_check(command: str, env: Mapping[str, str], timeout: float) -> CheckResult:
-    """Run ``command`` with ``sh -c`` and ``env`` added to this process's environment.
+class Tail:
+    """The last ``limit`` characters of a stream, kept as it is read: a check that writes gigabytes
+    costs this process a few times ``limit`` bytes, never the whole of it."""
 
-    It runs in a process group of its own: at the timeout (or on Ctrl-C here) the whole group is
-    killed, so a check that started a pipeline or a sleep does not outlive it.
+    def __init__(self, limit: int = OUTPUT_KEPT) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.cut = False
+
+    @property
+    def bound(self) -> int:
+        """Bytes kept at most between two trims: ``limit`` characters of UTF-8 (4 bytes each), twice."""
+        return 8 * self.limit
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.bound:
+            del self.data[: len(self.data) - self.bound // 2]
+            self.cut = True
+
+    def text(self) -> str:
+        text = self.data.decode("utf-8", errors="replace")
+        if len(text) > self.limit:
+            text, self.cut = text[-self.limit :], True
+        return "…" + text if self.cut else text
+
+
+def check_environment(extra: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A check's environment: ``environ`` (default: this process's) without configctl's secrets, plus ``extra``.
+
+    The check is the operator's script, often logging its environment: it gets the plain
+    environment and configctl's settings that hold no secret (a password file's name passes, a
+    password does not: :func:`configctl.settings.mask` says which values are secret), never a
+    ``CONFIGCTL_*`` variable this version does not know (it may be a secret of a newer one).
+    """
+    source = os.environ if environ is None else environ
+    kept = {k: v for k, v in source.items() if not k.startswith(settings.PREFIX) or _passable(k, v)}
+    return {**kept, **extra}
+
+
+_BY_VARIABLE = {s.env: s for s in settings.BY_NAME.values()}
+_PROFILE_VARIABLES = (profiles.CONFIG_ENV, profiles.PROFILE_ENV)
+
+
+def _passable(name: str, value: str) -> bool:
+    """May the check see configctl's variable ``name``? Only a known setting whose value is no secret."""
+    setting = _BY_VARIABLE.get(name)
+    if setting is None:
+        return name in _PROFILE_VARIABLES
+    return bool(value) and settings.mask(setting, value) == value
+
+
+def run_check(command: str, env: Mapping[str, str], timeout: float) -> CheckResult:
+    """Run ``command`` with ``sh -c`` in :func:`check_environment` (``env`` added), judged by its exit status.
+
+    It runs in a process group of its own, its output read into a :class:`Tail`. The shell's exit
+    ends it (a background job left holding the output is not waited for, beyond
+    :data:`DRAIN_SECONDS`); ``timeout`` (or Ctrl-C here) ends it too. Either way, everything it
+    started is then killed (:func:`stop_check`), so nothing it started outlives its judgement.
     """
     started = time.monotonic()
-    # The check inherits this process's environment as it is: handed on, not read (not a setting).
-    child_env = {**os.environ, **env}
+    token = secrets.token_hex(8)
     process = subprocess.Popen(
         command,
         shell=True,
-        env=child_env,
+        env=check_environment({**env, RUN_VARIABLE: token}),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    timed_out = False
+    tail = Tail()
+    exited = False
     try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(process)
-        output = _drain(process)
-    except BaseException:
-        _kill_group(process)
-        _drain(process)
-        raise
-    text = output.decode("utf-8", errors="replace") if output else ""
-    if len(text) > OUTPUT_KEPT:
-        text = "…" + text[-OUTPUT_KEPT:]
-    code = None if timed_out else process.returncode
-    return CheckResult(command, code, timed_out, time.monotonic() - started, text)
+        exited = _follow(process, tail, started + timeout)
+    finally:
+        code = stop_check(process, token)
+        _last_words(process, tail)
+    return CheckResult(
+        command, code if exited else None, not exited, time.monotonic() - started, tail.text(), timeout
+    )
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+def _follow(process: subprocess.Popen[bytes], tail: Tail, deadline: float) -> bool:
+    """Read the check's output into ``tail`` until its shell exits (True) or ``deadline`` passes (False).
+
+    The shell is not reaped here (:func:`_exited`): its pid, its process group's id, stays reserved
+    until :func:`stop_check` killed the group.
+    """
+    assert process.stdout is not None
+    fd = process.stdout.fileno()
+    os.set_blocking(fd, False)
+    reading = True
+    while not _exited(process.pid):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if reading:
+            ready, _, _ = select.select([fd], [], [], min(POLL_SECONDS, left))
+            reading = not ready or _read(fd, tail)
+        else:
+            time.sleep(min(POLL_SECONDS, left))
+    if reading:
+        _drain(fd, tail, time.monotonic() + DRAIN_SECONDS)
+    return True
+
+
+def _exited(pid: int) -> bool:
+    """Has the shell exited? Asked without reaping it (``WNOWAIT``)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _read(fd: int, tail: Tail) -> bool:
+    """One read into ``tail``; False at the end of the output."""
+    try:
+        chunk = os.read(fd, READ_CHUNK)
+    except BlockingIOError:
+        return True
+    if chunk:
+        tail.add(chunk)
+    return bool(chunk)
+
+
+def _drain(fd: int, tail: Tail, until: float) -> None:
+    """What is left in the pipe, until its end or ``until`` (a background job may hold it open)."""
+    while (left := until - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready and not _read(fd, tail):
+            return
+
+
+def stop_check(process: subprocess.Popen[bytes], token: str) -> int | None:
+    """Kill everything the check started, then reap its shell: its exit status (None if it would not die).
+
+    First its process group (its jobs, a pipeline, a sleep), then any process carrying the run's
+    ``token`` in its environment or holding its output pipe: what left the group (``setsid``, a
+    double fork) is found that way. Killing the group before the shell is reaped keeps its id
+    from being given to some other process meanwhile.
+    """
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-
-
-def _drain(process: subprocess.Popen[bytes]) -> bytes:
-    """What the killed check wrote; bounded, as a grandchild that left the group may hold the pipe."""
+    pipe = _pipe_link(process)
+    for _ in range(3):  # a stray may fork once more while the first is killed
+        strays = _strays(token, pipe, exclude=process.pid)
+        if not strays:
+            break
+        for stray in strays:
+            with contextlib.suppress(psutil.Error):
+                stray.kill()
     try:
-        output, _ = process.communicate(timeout=5)
-        return output or b""
+        return process.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        process.kill()
-        with contextlib.suppress(Exception):
-            process.wait(timeout=5)
-        return b""
+        return None
+
+
+def _last_words(process: subprocess.Popen[bytes], tail: Tail) -> None:
+    """What the killed processes had written and nobody read yet (their pipe's end comes at once now,
+    bounded all the same), then the pipe closed."""
+    if process.stdout is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        _drain(process.stdout.fileno(), tail, time.monotonic() + DRAIN_SECONDS)
+    process.stdout.close()
+
+
+def _pipe_link(process: subprocess.Popen[bytes]) -> str | None:
+    """How ``/proc/PID/fd`` names the check's output pipe (``pipe:[inode]``)."""
+    if process.stdout is None:
+        return None
+    try:
+        return f"pipe:[{os.fstat(process.stdout.fileno()).st_ino}]"
+    except OSError:
+        return None
+
+
+def _strays(token: str, pipe: str | None, *, exclude: int) -> list[psutil.Process]:
+    """This user's processes (not this one, nor the shell) that carry ``token`` or hold ``pipe``."""
+    me = os.getpid()
+    uid = os.getuid()
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid in (me, exclude):
+            continue
+        with contextlib.suppress(psutil.Error, OSError):
+            if proc.uids().real != uid:
+                continue
+            if proc.environ().get(RUN_VARIABLE) == token or (pipe is not None and _holds(proc.pid, pipe)):
+                found.append(proc)
+    return found
+
+
+def _holds(pid: int, link: str) -> bool:
+    """Does process ``pid`` have ``link`` (a pipe) open? Linux's ``/proc``; False where there is none."""
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for name in names:
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/fd/{name}") == link:
+                return True
+    return False
