@@ -124,6 +124,7 @@ class Check:
     keys: frozenset[str]
     since: float  # monotonic: when the change was applied
     due: float
+    reported: bool = False  # its difference outlasted the settling time: a mismatch is listed
     backoff: Backoff = field(default_factory=lambda: Backoff(BACKOFF_START_S, BACKOFF_MAX_S))
 
 
@@ -161,14 +162,20 @@ class Observer:
         self._stopping = False
         self._logged: set[tuple[str, str, str | None, str | None]] = set()
         self.observed_at_ms: int | None = None
+        self._handed: int | None = None  # the newest change the listener applied and handed over
         self.counters: dict[str, int] = {"observations": 0, "mismatch_problems": 0, "unreachable_problems": 0}
 
     # ------------------------------------------------------------------------------ the worker's side
 
-    def observe(self, changes: Iterable[tuple[str, int | None, Iterable[str]]]) -> None:
-        """Entities the listener just applied: ``(entity_path, change_number, keys touched)``."""
+    def observe(
+        self, changes: Iterable[tuple[str, int | None, Iterable[str]]], up_to: int | None = None
+    ) -> None:
+        """Entities the listener just applied: ``(entity_path, change_number, keys touched)``, in the
+        batch that moved it to change ``up_to`` (None: a reload that did not move it)."""
         now = self._clock()
         with self._lock:
+            if up_to is not None:
+                self._handed = up_to if self._handed is None else max(self._handed, up_to)
             for path, number, keys in changes:
                 try:
                     entity = Entity.from_path(path)
@@ -183,11 +190,14 @@ class Observer:
                 self._checks[path] = Check(entity, number, frozenset(watched), now, now + FIRST_CHECK_S)
             self._lock.notify_all()
 
-    def observe_layers(self) -> None:
-        """At start: the broker's own layers (``brokers/<id>``, ``brokers/<default>``), whatever changed
-        before the sidecar ran, and whether the broker answers at all."""
+    def observe_layers(self, up_to: int | None = None) -> None:
+        """At start (the listener's model is at change ``up_to``): the broker's own layers
+        (``brokers/<id>``, ``brokers/<default>``), whatever changed before the sidecar ran, and
+        whether the broker answers at all."""
         layers = [f"brokers/{self.broker_id}", f"brokers/{DEFAULT}"]
-        self.observe((path, None, self.model.entity_config(Entity.from_path(path)).keys()) for path in layers)
+        self.observe(
+            ((path, None, self.model.entity_config(Entity.from_path(path)).keys()) for path in layers), up_to
+        )
 
     # ------------------------------------------------------------------------------ queries
 
@@ -203,9 +213,27 @@ class Observer:
         with self._lock:
             return sorted(self._checks)
 
-    def state(self) -> dict[str, Any]:
+    def observed_change(self) -> int | None:
+        """The newest change up to which the broker has answered for everything the listener
+        applied: it agreed, or its difference is listed as a mismatch. A check still open (the
+        broker applying, or not answering) holds it at the change before that check's; a check
+        from the start (no change number) holds it at None. ``--wait`` counts a broker as
+        applied only up to here (:func:`configctl.fleet.outcome`)."""
         with self._lock:
-            return {"observed": True, "observed_at_ms": self.observed_at_ms, "observing": len(self._checks)}
+            open_checks = [c.change_number for c in self._checks.values() if not c.reported]
+            if self._handed is None or None in open_checks:
+                return None
+            return min([self._handed, *(n - 1 for n in open_checks if n is not None)])
+
+    def state(self) -> dict[str, Any]:
+        """The state node's observation fields (Contract 13; see :meth:`observed_change`)."""
+        with self._lock:
+            return {
+                "observed": True,
+                "observed_at_ms": self.observed_at_ms,
+                "observing": len(self._checks),
+                "observed_change": self.observed_change(),
+            }
 
     # ------------------------------------------------------------------------------ one round
 
@@ -265,6 +293,7 @@ class Observer:
             if settled:
                 for mismatch in found:
                     changed |= self._report(check, mismatch)
+                check.reported = True
             if now - check.since >= GIVE_UP_S:
                 del self._checks[path]
                 log.warning(

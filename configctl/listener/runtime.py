@@ -369,7 +369,7 @@ class ConfigListener:
             self.stop()
             raise
         if self.observer is not None:
-            self.observer.observe_layers()
+            self.observer.observe_layers(self.manager.last_applied_change)
             self.observer.start()
         return self
 
@@ -595,10 +595,13 @@ class ConfigListener:
             self._publish(raise_errors=False)
 
     def _observe(self, result: BatchResult) -> None:
-        """Hand what was just applied to the observer (beside a real broker); never waits."""
-        if self.observer is not None and result.applied:
+        """Hand what was just applied, and the change the model is now at, to the observer (beside
+        a real broker) before the state is published, so no state node says "observed" for a
+        change the broker was not asked about yet; never waits."""
+        if self.observer is not None:
             self.observer.observe(
-                [(a.entity_path, a.change_number, [k.name for k in a.keys]) for a in result.applied]
+                [(a.entity_path, a.change_number, [k.name for k in a.keys]) for a in result.applied],
+                self.manager.last_applied_change,
             )
 
     def _publish(self, *, raise_errors: bool) -> None:

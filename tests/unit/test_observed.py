@@ -156,11 +156,47 @@ def test_compare_quotas_and_scram_of_a_user():
 
 def test_agreement_leaves_no_problem_and_marks_the_broker_observed(setup):
     observer, _, _, clock, _ = setup
-    observer.observe([("topics/orders", 7, ["retention.ms"])])
+    observer.observe([("topics/orders", 7, ["retention.ms"])], 7)
+    assert observer.observed_change() == 6  # asked, not answered yet: not observed
     run_until(observer, clock, 1)
     assert observer.problems() == []
     assert observer.pending() == []
-    assert observer.state() == {"observed": True, "observed_at_ms": 42, "observing": 0}
+    assert observer.state() == {"observed": True, "observed_at_ms": 42, "observing": 0, "observed_change": 7}
+
+
+def test_the_observed_change_waits_for_every_answer_and_passes_a_listed_mismatch(setup):
+    observer, _, _, clock, _ = setup
+    assert observer.observed_change() is None  # nothing handed over yet
+    observer.observe([], 5)
+    assert observer.observed_change() == 5  # nothing this broker follows: nothing to ask
+    observer.observe([("brokers/1", 8, ["log.cleaner.threads"])], 8)
+    observer.observe([("topics/orders", 9, ["retention.ms"])], 9)
+    assert observer.observed_change() == 7
+    run_until(observer, clock, 1)
+    assert observer.observed_change() == 7  # the broker differs and may still be applying it
+    run_until(observer, clock, SETTLE_S)
+    assert kinds(observer)[0][:2] == (MISMATCH, "brokers/1")
+    assert observer.observed_change() == 9  # answered: the mismatch is what --wait reports
+
+
+def test_an_unreachable_broker_holds_the_observed_change(setup):
+    observer, _, broker, clock, _ = setup
+    observer.observe([], 5)
+    broker.down = True
+    observer.observe([("topics/orders", 7, ["retention.ms"])], 7)
+    run_until(observer, clock, 30)
+    assert observer.observed_change() == 6
+    broker.down = False
+    run_until(observer, clock, observed.BACKOFF_MAX_S + 0.1)
+    assert observer.observed_change() == 7
+
+
+def test_the_layers_checked_at_start_hold_the_observed_change_until_answered(setup):
+    observer, _, _, clock, _ = setup
+    observer.observe_layers(4)
+    assert observer.observed_change() is None
+    run_until(observer, clock, 1)
+    assert observer.observed_change() == 4
 
 
 def test_a_difference_becomes_a_mismatch_only_once_it_outlasts_the_settling_time(setup):
