@@ -20,16 +20,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from configctl.entities import Entity
-from configctl.errors import BrokersRefused, InvalidInput, WaitTimedOut
+from configctl.errors import BrokersRefused, Conflict, WaitTimedOut
 from configctl.handlers import handler_for
-from configctl.handlers.base import KINDS, Problem
+from configctl.handlers.base import KINDS, UNREACHABLE, Problem
 from configctl.migration import MetadataOwner
 from configctl.store import ConfigStore
 from configctl.znodes import BrokerStateZNode
 
 APPLIED = "applied"
 PENDING = "pending"
-"""Wait statuses: ``applied``, ``pending``, or the problem kind a broker refused the change with."""
+DOWN = "down"
+"""Wait statuses: ``applied``; ``pending``, ``down`` (a known broker with no live listener) and
+``unreachable`` (its listener applied it, its real broker does not answer); or the problem kind a
+broker refused the change with (``rejected``, ``ignored``, ``unreadable``, ``mismatch``). Only
+``applied`` counts; the unanswered ones are waited for (a listener or a broker that comes back is
+followed); a refusal ends that broker's wait."""
+UNANSWERED = (PENDING, DOWN, UNREACHABLE)
 
 
 def broker_state(store: ConfigStore, broker_id: int | str) -> dict[str, Any] | None:
@@ -48,7 +54,10 @@ def fleet_records(store: ConfigStore) -> dict[int, dict[str, Any]]:
 
 
 def problems_of(state: Mapping[str, Any]) -> list[Problem]:
-    return [Problem.from_json(p) for p in state.get("problems") or () if isinstance(p, Mapping)]
+    problems = state.get("problems")
+    if not isinstance(problems, list):
+        return []
+    return [Problem.from_json(p) for p in problems if isinstance(p, Mapping)]
 
 
 def latest_change_number(store: ConfigStore) -> int | None:
@@ -72,6 +81,11 @@ class BrokerStatus:
     host: str | None = None
     last_seen_ms: int | None = None
     kafka_registered: bool = False
+    observed: bool = False
+    """Its figures come from its real broker (a sidecar, Contract 13), not only configctl's model."""
+    observed_change: int | None = None
+    """Beside a real broker: the newest change its broker has answered for (agreed or mismatch)."""
+    observed_at_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +98,9 @@ class BrokerStatus:
             "host": self.host,
             "last_seen_ms": self.last_seen_ms,
             "kafka_registered": self.kafka_registered,
+            "observed": self.observed,
+            "observed_change": self.observed_change,
+            "observed_at_ms": self.observed_at_ms,
         }
 
 
@@ -107,6 +124,28 @@ class FleetStatus:
         return next((b for b in self.brokers if b.broker_id == broker_id), None)
 
 
+def known_brokers(store: ConfigStore) -> list[int]:
+    """Every broker the fleet knows (Contract 7): a live listener, a persistent record (its listener
+    down, until the operator retires it: ``configctl retire``), or Kafka's registration."""
+    kafka = store.running_brokers() or set()
+    return sorted(set(store.broker_states()) | set(store.fleet_records()) | kafka)
+
+
+def retire(store: ConfigStore, broker_id: int) -> bool:
+    """Forget a decommissioned broker's record, so ``status`` and ``--wait`` stop counting it.
+
+    Refused (:class:`Conflict`) while its listener runs or Kafka registers it: a running broker
+    is not retired. Returns False when there was no record to forget.
+    """
+    if store.broker_state(broker_id) is not None:
+        raise Conflict(f"broker {broker_id} has a live listener: stop it before retiring the broker")
+    if broker_id in (store.running_brokers() or set()):
+        raise Conflict(
+            f"broker {broker_id} is registered by Kafka (/brokers/ids): it runs, so it cannot be retired"
+        )
+    return store.retire_broker(broker_id)
+
+
 def status(store: ConfigStore) -> FleetStatus:
     """Every live listener, and every broker known from ``/configctl/fleet`` or Kafka's ``/brokers/ids``."""
     store.capabilities.require("fleet_state", what="the fleet's status")
@@ -115,18 +154,16 @@ def status(store: ConfigStore) -> FleetStatus:
     kafka = store.running_brokers() or set()
     latest = store.latest_change_number()
     metadata = store.metadata_owner()
-    applied = [
-        s.get("last_applied_change") for s in states.values() if isinstance(s.get("last_applied_change"), int)
-    ]
+    applied = [_change(s.get("last_applied_change")) for s in states.values()]
+    applied = [a for a in applied if a is not None]
     if latest is None and applied:
         latest = max(applied)  # every notification was purged: the newest any broker applied is the newest
     brokers = []
     for broker_id in sorted(set(states) | set(records) | kafka):
         state = states.get(broker_id)
         record = records.get(broker_id, {})
-        source = state if state is not None else record
-        last = source.get("last_applied_change")
-        last = last if isinstance(last, int) else None
+        live = state or {}
+        last = _change((state if state is not None else record).get("last_applied_change"))
         behind = None if latest is None or last is None else max(0, latest - last)
         brokers.append(
             BrokerStatus(
@@ -134,14 +171,36 @@ def status(store: ConfigStore) -> FleetStatus:
                 live=state is not None,
                 last_applied_change=last,
                 behind=behind,
-                applied_at_ms=(state or {}).get("applied_at_ms"),
+                applied_at_ms=_time_ms(live.get("applied_at_ms")),
                 problems=tuple(problems_of(state)) if state is not None else (),
-                host=(state or {}).get("host") or record.get("host"),
-                last_seen_ms=record.get("last_seen_ms"),
+                host=_host(live.get("host")) or _host(record.get("host")),
+                last_seen_ms=_time_ms(record.get("last_seen_ms")),
                 kafka_registered=broker_id in kafka,
+                observed=live.get("observed") is True,
+                observed_change=_change(live.get("observed_change")),
+                observed_at_ms=_time_ms(live.get("observed_at_ms")),
             )
         )
     return FleetStatus(latest, tuple(brokers), metadata)
+
+
+# A record or state node is anyone's to write (a forged or damaged one must not crash a reader or
+# pass absurd values through ``-o json``): each field is taken only with its type and range.
+_MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant a date prints
+_MAX_CHANGE = 9_999_999_999  # the widest change number a 10-digit sequential node carries
+_MAX_HOST = 255
+
+
+def _change(value: Any) -> int | None:
+    return value if _is_int(value) and -1 <= value <= _MAX_CHANGE else None
+
+
+def _time_ms(value: Any) -> int | None:
+    return value if _is_int(value) and 0 <= value <= _MAX_TIME_MS else None
+
+
+def _host(value: Any) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= _MAX_HOST else None
 
 
 # -- waiting ----------------------------------------------------------------------------------------
@@ -153,6 +212,9 @@ class Written:
 
     entity: Entity
     change_number: int
+    refused_from: int | None = None
+    """A problem with the entity from this change on refuses it (None: from ``change_number``;
+    -1: any problem still listed, when the write changed nothing and the entity's change is older)."""
 
 
 @dataclass(frozen=True)
@@ -177,11 +239,12 @@ class WaitResult:
 
     @property
     def refused(self) -> list[BrokerOutcome]:
-        return [b for b in self.brokers if b.status in KINDS]
+        return [b for b in self.brokers if b.status in KINDS and b.status not in UNANSWERED]
 
     @property
     def pending(self) -> list[BrokerOutcome]:
-        return [b for b in self.brokers if b.status == PENDING]
+        """Brokers that have not answered: still applying, unconfirmed by their broker, or down."""
+        return [b for b in self.brokers if b.status in UNANSWERED]
 
     @property
     def all_applied(self) -> bool:
@@ -196,24 +259,43 @@ def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[W
 
     A problem with a written entity at (or after) its change number is a refusal of that change;
     a change to an entity this broker does not follow (another broker's own config) counts as
-    applied once the broker has moved past it.
+    applied once the broker has moved past it. Beside a real broker (``"observed": true``, Contract
+    13) applying it to the listener's model is not enough: the broker itself must have answered
+    for it (``observed_change``), by agreeing or by a ``mismatch``.
     """
     if state is None:
-        return BrokerOutcome(broker_id, PENDING, "its listener stopped")
+        return BrokerOutcome(
+            broker_id, DOWN, "no live listener (known from its record or Kafka's registration)"
+        )
     relevant = [w for w in written if handler_for(w.entity).follows(w.entity, broker_id)]
     for problem in problems_of(state):
         for item in relevant:
+            since = item.change_number if item.refused_from is None else item.refused_from
             if problem.entity_path == item.entity.path and (
-                problem.change_number is None or problem.change_number >= item.change_number
+                problem.change_number is None or problem.change_number >= since
             ):
                 where = f"{problem.name}: " if problem.name else ""
                 by = f" (plugin {problem.plugin})" if problem.plugin else ""
                 return BrokerOutcome(broker_id, problem.kind, f"{where}{problem.reason}{by}")
-    last = state.get("last_applied_change")
+    last = _change(state.get("last_applied_change"))
     newest = max((w.change_number for w in written), default=-1)
-    if isinstance(last, int) and last >= newest:
-        return BrokerOutcome(broker_id, APPLIED)
-    return BrokerOutcome(broker_id, PENDING, f"applied up to change {last}, waiting for {newest}")
+    if not (last is not None and last >= newest):
+        return BrokerOutcome(broker_id, PENDING, f"applied up to change {last}, waiting for {newest}")
+    if relevant and state.get("observed") is True:
+        seen = _change(state.get("observed_change"))
+        wanted = max(w.change_number for w in relevant)
+        if not (seen is not None and seen >= wanted):
+            away = next((p for p in problems_of(state) if p.kind == UNREACHABLE), None)
+            if away is not None:
+                return BrokerOutcome(broker_id, UNREACHABLE, f"its listener applied it, but {away.reason}")
+            return BrokerOutcome(
+                broker_id, PENDING, "its listener applied it; asking the broker whether it runs it"
+            )
+    return BrokerOutcome(broker_id, APPLIED)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def wait(
@@ -223,16 +305,22 @@ def wait(
     *,
     brokers: Iterable[int] | None = None,
     on_update: Callable[[list[BrokerOutcome]], None] | None = None,
+    every_known: bool = False,
 ) -> WaitResult:
-    """Follow the live listeners' state nodes (watches) until each applied ``written`` or refused it.
+    """Follow the listeners' state nodes (watches) until each applied ``written`` or refused it.
 
-    ``brokers`` limits the wait to those ids (a canary); by default every listener live now.
-    ``on_update`` is called with every broker's outcome whenever one changes. Returns when every
-    broker has an answer or ``timeout`` seconds passed (``timed_out``).
+    ``brokers`` limits the wait to those ids (a canary); by default every listener live now, or
+    with ``every_known`` every broker known (:func:`known_brokers`): one whose listener is down
+    is ``down`` until its listener comes back and applies it. ``on_update`` is called with every
+    broker's outcome whenever one changes. Returns when every broker has an answer or
+    ``timeout`` seconds passed (``timed_out``).
     """
     store.capabilities.require("watches", "fleet_state", what="waiting for the brokers")
     newest = max((w.change_number for w in written), default=None)
-    ids = sorted(brokers) if brokers is not None else sorted(store.broker_states())
+    if brokers is not None:
+        ids = sorted(brokers)
+    else:
+        ids = known_brokers(store) if every_known else sorted(store.broker_states())
     result = WaitResult(newest)
     if not ids or newest is None:
         return result
@@ -241,16 +329,11 @@ def wait(
 
     def watcher(broker_id: int) -> Callable[[bytes | None], bool]:
         def on_data(data: bytes | None) -> bool:
-            state = None
-            if data is not None:
-                try:
-                    state = BrokerStateZNode.decode(data)
-                except InvalidInput:
-                    state = None
+            state = None if data is None else BrokerStateZNode.decode_live(data)
             with changed:
                 outcomes[broker_id] = outcome(broker_id, state, written)
                 changed.notify_all()
-            return outcomes[broker_id].status == PENDING  # False stops the watch: the answer is in
+            return outcomes[broker_id].status in UNANSWERED  # False stops the watch: the answer is in
 
         return on_data
 
@@ -264,7 +347,7 @@ def wait(
             if on_update is not None and current != shown:
                 shown = current
                 on_update(current)
-            if all(o.status != PENDING for o in current):
+            if all(o.status not in UNANSWERED for o in current):
                 break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -289,8 +372,10 @@ def conclude(result: WaitResult, timeout: float | None, *, done: str = "the writ
             f"refused it ({first.status}: {first.reason})"
         )
     if result.pending:
-        ids = ", ".join(str(b.broker_id) for b in result.pending)
+        ids = ", ".join(f"{b.broker_id} ({b.status})" for b in result.pending)
         when = f"after {timeout:g}s" if timeout is not None else "in time"
+        first = result.pending[0]
         raise WaitTimedOut(
             f"{done} (change {result.change_number}), but broker(s) {ids} had not applied it {when}"
+            + (f"; broker {first.broker_id}: {first.reason}" if first.reason else "")
         )

@@ -323,6 +323,10 @@ class ConfigStore(Protocol):
         change, until it returns False; the caller does not wait for the first call."""
         ...
 
+    def retire_broker(self, broker_id: int) -> bool:
+        """Forget a decommissioned broker's persistent record; False when there was none."""
+        ...
+
     # -- rollouts ----------------------------------------------------------------------------------
 
     @property

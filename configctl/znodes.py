@@ -427,6 +427,26 @@ class BrokerStateZNode:
     def decode(data: bytes) -> dict[str, Any]:
         return _parse_json_object(data, "broker state node")
 
+    @classmethod
+    def decode_live(cls, data: bytes) -> dict[str, Any]:
+        """A live listener's state, or, when its bytes cannot be decoded, a state with no applied
+        change and one ``unreadable`` problem: the broker is live but unknown, never "absent"."""
+        try:
+            return cls.decode(data)
+        except InvalidInput as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else "not a JSON object"
+            return {
+                "last_applied_change": None,
+                "problems": [
+                    {
+                        "kind": "unreadable",
+                        "entity_path": None,
+                        "change_number": None,
+                        "reason": f"its state node cannot be read: {reason}",
+                    }
+                ],
+            }
+
 
 class FleetRecordZNode:
     """``/configctl/fleet/<id>``: a broker's persistent record (Contract 7), so a broker whose

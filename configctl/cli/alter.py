@@ -16,7 +16,7 @@ from configctl.cli.entity_options import EntityCommand, entity_options, pop_sele
 from configctl.cli.options import environment_option, environment_variable, global_options, settings
 from configctl.cli.render import diff_json, diff_table, entity_label, safe, show_written
 from configctl.cli.rollout_options import canary_options, requested
-from configctl.cli.waiting import conclude, follow, wait_option
+from configctl.cli.waiting import conclude, follow, follow_unchanged, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, printable
@@ -128,9 +128,12 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         view = AlterView(result, dry_run=kwargs["dry_run"])
 
         def brokers_answer() -> None:
-            view.rollout = follow(store, committed, kwargs["wait"])
+            if committed:
+                view.rollout = follow(store, committed, kwargs["wait"])
+            else:  # nothing written: where the fleet stands with what was asked
+                view.rollout = follow_unchanged(store, [result.entity], kwargs["wait"])
 
-        following = kwargs["wait"] is not None and bool(committed)
+        following = kwargs["wait"] is not None and not kwargs["dry_run"]
         show_written([result.entity] if committed else [], view, follow=brokers_answer if following else None)
     if view.rollout is not None:
         conclude(view.rollout, kwargs["wait"])

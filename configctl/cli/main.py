@@ -54,6 +54,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "configctl.cli.status:status",
         "Show every broker: live or not, the change it applied, how far behind, and its problems.",
     ),
+    "retire": (
+        "configctl.cli.status:retire",
+        "Forget a decommissioned broker, so status and --wait stop counting it as down.",
+    ),
     "snapshot": (
         "configctl.cli.snapshot:snapshot",
         "Ask every broker (--bootstrap-server) what it runs and write its snapshot lines for the audit.",

@@ -20,7 +20,7 @@ from rich.table import Table
 from configctl import fleet
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
-from configctl.cli.render import safe, show
+from configctl.cli.render import note, safe, show
 from configctl.errors import NotFound
 from configctl.migration import MetadataOwner
 
@@ -135,3 +135,23 @@ def status(broker_id: int | None) -> None:
             f"broker {broker_id} is not known (no listener state, fleet record or Kafka registration)"
         )
     show(StatusView(found, broker_id))
+
+
+@click.command()
+@click.argument("broker_id", type=click.IntRange(min=0), metavar="BROKER_ID")
+@global_options
+def retire(broker_id: int) -> None:
+    """Forget a decommissioned broker, so status and --wait stop counting it as down.
+
+    A broker whose listener stopped stays known from its record (/configctl/fleet/ID), and every
+    --wait names it as not applied until it comes back. Retire it once it is gone for good.
+    Refused while its listener runs or Kafka registers it; a listener started again brings it back.
+
+    \b
+      configctl retire 7
+    """
+    with open_store() as store:
+        forgotten = fleet.retire(store, broker_id)
+    if not forgotten:
+        raise NotFound(f"broker {broker_id} has no record to retire (no listener ever ran for it here)")
+    note(f"Retired broker {broker_id}: status and --wait no longer count it.")

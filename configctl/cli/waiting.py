@@ -1,14 +1,19 @@
-"""``--wait [SECONDS]`` on alter, apply and rollback: follow the live listeners until they applied it.
+"""``--wait [SECONDS]`` on alter, apply and rollback: follow the brokers until they applied it.
 
 The write is committed first and stays committed whatever the wait finds; the wait only says
-what the fleet did with it (Contract 7): every live broker applied it (exit 0), a broker refused
-it (exit 9: rejected, ignored or unreadable, with its reason), or the time ran out with brokers
-still pending (exit 10). On a terminal the brokers' statuses update live; with ``-o json`` the
-command's document gains ``"rollout"``; piped, one line per broker is printed as it answers.
+what the fleet did with it (Contract 7): every known broker applied it (exit 0), a broker refused
+it (exit 9: rejected, ignored, unreadable or, beside a real broker, mismatch, with its reason), or
+the time ran out with brokers not there yet (exit 10: pending, down, or unreachable). Every known
+broker counts: a live listener, one whose listener is down (``down``, until it comes back or the
+operator retires it with ``configctl retire``), and one Kafka registers. An ``alter`` that changes
+nothing still reports where the fleet stands with what was asked. On a terminal the brokers'
+statuses update live; with ``-o json`` the command's document gains ``"rollout"``; piped, one
+line per broker is printed as it answers.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,35 +22,69 @@ from rich.table import Table
 
 from configctl import fleet
 from configctl.cli.render import progress, safe
+from configctl.entities import Entity
 from configctl.fleet import conclude as conclude  # the exit status a wait earned; commands import it here
 from configctl.store import Committed, ConfigStore
 
 DEFAULT_WAIT = 60.0
-_STYLES = {fleet.APPLIED: "green", fleet.PENDING: "yellow"}
+MAX_WAIT = 86_400.0
+_STYLES = {fleet.APPLIED: "green", **dict.fromkeys(fleet.UNANSWERED, "yellow")}
+
+
+class Seconds(click.ParamType):
+    """A wait in seconds: a finite number from 0 to a day (``nan``, ``inf`` and negatives refused
+    as what they are, not as an unknown option)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(number) or not 0 <= number <= MAX_WAIT:
+            self.fail(f"{value!r} is not a number of seconds from 0 to {MAX_WAIT:g}", param, ctx)
+        return number
 
 
 def wait_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--wait",
         "wait",
-        type=click.FloatRange(min=0, max=86_400),
+        type=Seconds(),
         is_flag=False,
         flag_value=DEFAULT_WAIT,
         default=None,
         metavar="[SECONDS]",
-        help=f"After the commit, wait until every live broker's listener applied it (default {DEFAULT_WAIT:g}s); "
-        "exit 9 if a broker refused it, 10 if the wait timed out (the write stays committed either way).",
+        help=f"After the commit, wait until every known broker applied it (default {DEFAULT_WAIT:g}s); "
+        "exit 9 if a broker refused it, 10 if the wait ended first. A broker whose listener is down "
+        "counts as not applied until it comes back or is retired (configctl retire ID); beside a real "
+        "broker, applied means the broker itself reports it. The write stays committed either way.",
     )(func)
 
 
 def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -> fleet.WaitResult:
-    """Wait for the live brokers to apply ``committed``, showing their statuses as they arrive."""
+    """Wait for every known broker to apply ``committed``, showing their statuses as they arrive."""
     written = [fleet.Written(c.entity, c.change_number) for c in committed if c.change_number is not None]
+    return _follow(store, written, timeout)
+
+
+def follow_unchanged(store: ConfigStore, entities: Sequence[Entity], timeout: float) -> fleet.WaitResult:
+    """After a write that changed nothing: where every known broker stands with ``entities`` as
+    they are stored now (applied up to the newest change, no problem with them left)."""
+    newest = store.latest_change_number()
+    number = -1 if newest is None else newest
+    return _follow(store, [fleet.Written(e, number, refused_from=-1) for e in entities], timeout)
+
+
+def _follow(store: ConfigStore, written: Sequence[fleet.Written], timeout: float) -> fleet.WaitResult:
     if not written:
-        return fleet.wait(store, written, timeout)
+        return fleet.wait(store, written, timeout, every_known=True)
     view = _Waiting()
     with progress(view) as on_update:
-        result = view.result = fleet.wait(store, written, timeout, on_update=on_update)
+        result = view.result = fleet.wait(store, written, timeout, on_update=on_update, every_known=True)
     return result
 
 
@@ -62,7 +101,7 @@ class _Waiting:
         self.outcomes = outcomes
         lines = []
         for item in outcomes:
-            if item.status != fleet.PENDING and self.printed.get(item.broker_id) != item.status:
+            if item.status not in fleet.UNANSWERED and self.printed.get(item.broker_id) != item.status:
                 self.printed[item.broker_id] = item.status
                 lines.append(_line(item))
         return lines

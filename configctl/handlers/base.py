@@ -86,19 +86,29 @@ class Problem:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Problem:
+        """A published problem read back; a field of the wrong type (a forged or damaged state
+        node) becomes None rather than reaching a reader's table or JSON as something else."""
         return cls(
-            kind=str(data.get("kind", "")),
-            entity_path=data.get("entity_path"),
-            change_number=data.get("change_number"),
-            reason=str(data.get("reason", "")),
-            name=data.get("name"),
-            plugin=data.get("plugin"),
-            notification=data.get("notification"),
-            at_ms=data.get("at_ms"),
-            key=data.get("key"),
-            expected=data.get("expected"),
-            reported=data.get("reported"),
+            kind=_text(data.get("kind")) or "",
+            entity_path=_text(data.get("entity_path")),
+            change_number=_number(data.get("change_number")),
+            reason=_text(data.get("reason")) or "",
+            name=_text(data.get("name")),
+            plugin=_text(data.get("plugin")),
+            notification=_text(data.get("notification")),
+            at_ms=_number(data.get("at_ms")),
+            key=_text(data.get("key")),
+            expected=_text(data.get("expected")),
+            reported=_text(data.get("reported")),
         )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)

@@ -691,6 +691,9 @@ class ConfigStore:
     def watch_broker_state(self, broker_id: int, on_state: Callable[[bytes | None], bool]) -> None:
         self._fleet.watch_broker_state(broker_id, on_state)
 
+    def retire_broker(self, broker_id: int) -> bool:
+        return self._fleet.retire(broker_id)
+
 
 def read_metadata_owner(session: ZkSession) -> tuple[MetadataOwner, int | None]:
     """Who owns the cluster's metadata (``/controller``, ``/migration``) and ``/controller_epoch``'s

@@ -110,7 +110,7 @@ def test_a_frozen_broker_is_pending_and_the_wait_times_out_with_exit_10(zk_conne
         statuses = rollout(result)
         assert statuses[3]["status"] == "pending"
         assert statuses[1]["status"] == statuses[2]["status"] == "applied"
-        assert "broker(s) 3 had not applied it" in result.stderr
+        assert "broker(s) 3 (pending) had not applied it" in result.stderr
         effective = json.loads(
             cli(zk_connect, "describe", "--effective", "--broker", "3", "--topic", "t", "-o", "json").stdout
         )
