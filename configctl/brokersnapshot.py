@@ -2,7 +2,7 @@
 
 No sidecar needed: each broker is asked through the Admin API (:mod:`configctl.adminapi`) for its
 own configs (every key, with the source it reports), every topic's overrides, and every quota and
-IP entity, and its answer is written as Contract 4 lines (:mod:`configctl.snapshot`), one file per
+IP entity, and its answer is written as snapshot lines (:mod:`configctl.snapshot`, docs/reference/snapshots.md), one file per
 broker, so ``configctl audit`` reports drift on a fleet that runs no configctl listener.
 
 What the broker cannot tell is written as such, never guessed: Kafka never sends a secret's

@@ -1,12 +1,12 @@
 """``describe --effective``: what a broker ends up with, answered by the listener's own handlers.
 
 The dynamic layers come from ZooKeeper; the static layer (server.properties) is the one the
-broker's listener published in ``/configctl/brokers/<id>`` (Contract 4). Every config read is
+broker's listener published in ``/configctl/brokers/<id>`` (docs/reference/state-and-fleet-nodes.md). Every config read is
 admitted by its entity family's handler and the answer comes from the same handler's
 ``effective``, exactly as the listener computes it (:mod:`configctl.handlers`). What the broker
 has not applied yet is said, not hidden: ``last_applied_change``, ``pending`` (a change to an
 entity the answer depends on is newer than what the broker applied) and the broker's problems
-with those entities (Contract 7).
+with those entities.
 
 Only a running listener publishes its static config, so asking about a broker without one is a
 :class:`NotFound` error rather than a guess that would label server.properties values as
@@ -43,7 +43,7 @@ class EffectiveReport:
     problems: tuple[Problem, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """Contract 3's ``{"broker_id","entity_path","configs":[...]}`` plus Contract 7's progress."""
+        """``{"broker_id","entity_path","configs":[...]}`` plus the broker's progress (docs/reference/json-output.md)."""
         return {
             "broker_id": self.broker_id,
             "entity_path": self.entity_path,

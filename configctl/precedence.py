@@ -81,7 +81,7 @@ class EffectiveValue:
     sensitive: bool
 
     def to_json(self, mask: bool | Callable[[str], str] = True) -> dict[str, Any]:
-        """Contract 3's ``{"name","value","source","synonyms"}``.
+        """The ``describe --effective`` entry ``{"name","value","source","synonyms"}`` (docs/reference/json-output.md).
 
         ``mask``: True replaces sensitive values (also in synonyms) by ``******``; a callable
         maps each sensitive value (e.g. to ``sha256:<hex>`` for snapshots); False shows them.

@@ -1,4 +1,4 @@
-"""The snapshot line (Contract 4): one broker's effective value of one key, as JSON Lines.
+"""The snapshot line (docs/reference/snapshots.md): one broker's effective value of one key, as JSON Lines.
 
 ``{"broker_id":1,"change_number":42,"entity_path":"topics/orders","name":"retention.ms",
 "value":"86400000","source":"DYNAMIC_TOPIC_CONFIG","captured_at_ms":1763780000000}``
@@ -87,7 +87,7 @@ class SnapshotLine:
 
 
 def decode(text: str) -> SnapshotLine:
-    """Read one line strictly; ``ValueError`` with a one-line reason when it is not Contract 4's shape."""
+    """Read one line strictly; ``ValueError`` with a one-line reason when it is not a snapshot line."""
     try:
         raw: Any = json.loads(text)
     except ValueError:

@@ -1,4 +1,4 @@
-"""Where an effective config value comes from: Kafka's ``ConfigEntry.ConfigSource`` names (Contract 3).
+"""Where an effective config value comes from: Kafka's ``ConfigEntry.ConfigSource`` names (docs/reference/json-output.md).
 
 The listener, ``describe --effective``, the snapshot lines and the Spark audit all speak these
 names; they live here, in a module with no imports, so the audit job can ship it to a cluster

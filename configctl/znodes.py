@@ -1,6 +1,6 @@
 """The bytes of every znode configctl reads or writes: one object per node kind, as Kafka's ``ZkData``.
 
-Kafka's nodes (Contract 1), which a real Kafka broker must read and ``kafka-configs.sh`` writes:
+Kafka's nodes (docs/reference/zookeeper-nodes.md), which a real Kafka broker must read and ``kafka-configs.sh`` writes:
 
 * the entity config node ``/config/<type>/<name>``: ``{"version":1,"config":{"k":"v"}}``;
 * the change notification ``/config/changes/config_change_NNNNNNNNNN``: ``{"version":2,"entity_path":"..."}``
@@ -306,7 +306,7 @@ class HistoryRecord:
     config_sha256: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Contract 6's ``history --output json`` element (unmasked: callers mask)."""
+        """The ``history --output json`` element (docs/reference/json-output.md; unmasked: callers mask)."""
         return {
             "version": self.version,
             "time_ms": self.time_ms,
@@ -398,7 +398,7 @@ class HistoryZNodes:
 
 
 class BrokerStateZNode:
-    """``/configctl/brokers/<id>``: a running listener's state (Contract 4), ephemeral."""
+    """``/configctl/brokers/<id>``: a running listener's state (docs/reference/state-and-fleet-nodes.md), ephemeral."""
 
     ROOT = f"{CONFIGCTL_ROOT}/brokers"
     MAX_BYTES = 900_000
@@ -449,7 +449,7 @@ class BrokerStateZNode:
 
 
 class FleetRecordZNode:
-    """``/configctl/fleet/<id>``: a broker's persistent record (Contract 7), so a broker whose
+    """``/configctl/fleet/<id>``: a broker's persistent record (docs/reference/state-and-fleet-nodes.md), so a broker whose
     listener died is still known: ``{"broker_id","host","last_seen_ms","last_applied_change"}``."""
 
     ROOT = f"{CONFIGCTL_ROOT}/fleet"
@@ -474,7 +474,7 @@ class FleetRecordZNode:
 
 
 class RolloutZNode:
-    """``/configctl/rollouts/<id>``: a canary or wave rollout's record (Contract 8), persistent.
+    """``/configctl/rollouts/<id>``: a canary or wave rollout's record (docs/reference/rollout-records.md), persistent.
 
     While a rollout is open its record says what it plans and how far it got; children hold the
     rest, each written in the same multi as what it describes: ``plan-NNNN`` (the writes it

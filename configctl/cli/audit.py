@@ -287,7 +287,7 @@ def simulate(
 ) -> None:
     """Write snapshots of a simulated fleet with drift at known places, and the ground truth.
 
-    OUT gets broker-<id>.jsonl per broker (Contract 4), ground_truth.json (the findings the
+    OUT gets broker-<id>.jsonl per broker (docs/reference/snapshots.md), ground_truth.json (the findings the
     audit must report, with and without the desired state) and desired_state.json (use it with
     `configctl audit --desired-state`). Existing broker-*.jsonl files in OUT are replaced.
     """

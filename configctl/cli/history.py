@@ -48,7 +48,7 @@ def _entity(ctx: click.Context, kwargs: dict[str, Any]) -> Entity:
 
 
 def history_json(entity: Entity, entry: HistoryRecord) -> dict[str, Any]:
-    """Contract 6's history element, with sensitive values masked."""
+    """A ``history -o json`` element (docs/reference/json-output.md), with sensitive values masked."""
     document = entry.to_json()
     document["config"] = masked(entity, entry.config) if entry.config is not None else None
     return document

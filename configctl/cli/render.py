@@ -297,7 +297,7 @@ def masked(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
 
 
 def entity_json(entity: Entity, config: Mapping[str, str], version: int | None) -> dict[str, Any]:
-    """Contract 3's describe element."""
+    """A ``describe -o json`` element (docs/reference/json-output.md)."""
     document: dict[str, Any] = {
         "entity_type": entity.type.value,
         "entity_name": entity.name,

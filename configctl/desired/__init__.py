@@ -1,4 +1,4 @@
-"""Desired state as code (Contract 6): the files, the plan between them and ZooKeeper, applying it.
+"""Desired state as code (docs/reference/desired-state-files.md): the files, the plan between them and ZooKeeper, applying it.
 
 One module per idea, each usable alone:
 

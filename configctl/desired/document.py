@@ -1,4 +1,4 @@
-"""What a desired-state file means (Contract 6): read, check and build the documents of ``plan``/``apply``/``export``.
+"""What a desired-state file means (docs/reference/desired-state-files.md): read, check and build the documents of ``plan``/``apply``/``export``.
 
 A desired-state file is keyed by entity type, then by the plain entity name, then config key ->
 value; a user entry may nest ``clients:`` for user+client entities::

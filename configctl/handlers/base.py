@@ -38,7 +38,7 @@ from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.precedence import BrokerResolution, EffectiveValue, resolve_broker
 
-# Contract 7's problem kinds.
+# The problem kinds a listener publishes (docs/reference/state-and-fleet-nodes.md#problems).
 POISON = "poison"
 """A node that is not a Kafka notification or config, or a config that fails its schema."""
 REJECTED = "rejected"
@@ -56,7 +56,7 @@ KINDS = (POISON, REJECTED, IGNORED, UNREADABLE, MISMATCH, UNREACHABLE)
 
 @dataclass(frozen=True)
 class Problem:
-    """Something a broker could not apply (Contract 7), as its state node lists it."""
+    """Something a broker could not apply, as its state node lists it (docs/reference/state-and-fleet-nodes.md)."""
 
     kind: str
     entity_path: str | None
@@ -66,7 +66,7 @@ class Problem:
     plugin: str | None = None
     notification: str | None = None
     at_ms: int | None = None
-    # a ``mismatch`` (Contract 13): the key, what configctl computes, what the broker reports
+    # a ``mismatch`` (beside a real broker): the key, what configctl computes, what the broker reports
     key: str | None = None
     expected: str | None = None
     reported: str | None = None

@@ -1,6 +1,6 @@
 """Kafka's ``/config`` tree and configctl's history of it: reads, and the one atomic write.
 
-Writing one entity is ONE ZooKeeper multi (Contract 1): the config node, set with the version
+Writing one entity is ONE ZooKeeper multi (docs/reference/zookeeper-nodes.md): the config node, set with the version
 that was read (or created when absent), its change notification, and its history record. A
 reader never sees a config without its notification; two writers never silently overwrite
 each other (the loser gets :class:`VersionConflict`, nothing written); and the record of who
