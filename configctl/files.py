@@ -1,9 +1,11 @@
 """Reading the operator's files and replacing ours atomically, with one-line errors.
 
-Every file configctl reads (properties, desired state) fails the same way when it is missing
-or unreadable, and every file it writes for others to read (exports, saved plans, server
-state) is written beside its target and renamed over it, so a reader sees the old file or the
-new one, never half of one.
+Every file configctl reads (properties, desired state, profiles, password and key files,
+certificates) is read here: looked at before it is opened (a named pipe would block for ever),
+read up to a limit, and failing the same way, in one line, when it is missing, unreadable or not
+a file at all. Every file it writes for others to read (exports, saved plans, server state) is
+written beside its target and renamed over it, so a reader sees the old file or the new one,
+never half of one.
 """
 
 from __future__ import annotations
@@ -26,27 +28,100 @@ file, far below what would exhaust memory (``/dev/zero`` is refused, not read fo
 def read_bytes(path: str | os.PathLike[str], what: str = "", *, limit: int = READ_LIMIT) -> bytes:
     """The file's bytes, or :class:`InvalidInput` naming the file (``what`` says what it is).
 
-    Regular files and pipes (``<(...)``) are read, at most ``limit`` bytes; directories and
-    devices are refused before a byte is read.
+    Every path configctl reads goes through here, so every one is checked the same way *before*
+    it is opened (:func:`check_readable`): opening a named pipe (FIFO) with no writer blocks for
+    ever, and a listener blocked there ignores SIGTERM. Regular files are read, at most ``limit``
+    bytes; so is a pipe the shell already holds open (``<(...)``, ``/dev/fd/N``), which ends when
+    its writer does. Directories, devices, sockets and named pipes are refused unread.
     """
     name = os.fspath(path)
     label = f"{what} {name}".strip()
     try:
-        with open(name, "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISDIR(mode):
-                raise InvalidInput(f"{label}: is a directory")
-            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-                raise InvalidInput(f"{label}: not a regular file")
+        expected = check_readable(name, label)
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb") as handle:
+            _same_kind(os.fstat(fd).st_mode, expected, label)  # swapped since the check: refused
+            os.set_blocking(fd, True)
             return read_limited(handle, label, limit)
-    except FileNotFoundError:
-        raise InvalidInput(f"{label}: no such file") from None
-    except IsADirectoryError:
-        raise InvalidInput(f"{label}: is a directory") from None
-    except PermissionError:
-        raise InvalidInput(f"{label}: permission denied") from None
     except OSError as exc:
-        raise InvalidInput(f"{label}: cannot read ({exc.strerror or exc})") from None
+        raise _refusal(exc, label) from None
+
+
+def _refusal(exc: OSError, label: str) -> InvalidInput:
+    """An operating system's refusal to look at or open a file, as the one line the operator reads."""
+    if isinstance(exc, FileNotFoundError):
+        return InvalidInput(f"{label}: no such file")
+    if isinstance(exc, IsADirectoryError):
+        return InvalidInput(f"{label}: is a directory")
+    if isinstance(exc, PermissionError):
+        return InvalidInput(f"{label}: permission denied")
+    return InvalidInput(f"{label}: cannot read ({exc.strerror or exc})")
+
+
+def read_text(path: str | os.PathLike[str], what: str = "", *, limit: int = READ_LIMIT) -> str:
+    """:func:`read_bytes` decoded as UTF-8; text that is not UTF-8 is a one-line :class:`InvalidInput`."""
+    data = read_bytes(path, what, limit=limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{f'{what} {os.fspath(path)}'.strip()}: not UTF-8 text") from None
+
+
+def check_readable(path: str | os.PathLike[str], label: str = "") -> int:
+    """What ``path`` is (its ``st_mode`` file type), refusing what must not be opened for reading.
+
+    Looked at with ``stat`` alone, never opened: a named pipe would block the opener until some
+    writer came. Returns the file type (``stat.S_IFREG`` or ``stat.S_IFIFO`` for a shell's pipe).
+    """
+    name = os.fspath(path)
+    label = label or name
+    try:
+        mode = os.stat(name).st_mode
+    except OSError as exc:
+        raise _refusal(exc, label) from None
+    if stat.S_ISDIR(mode):
+        raise InvalidInput(f"{label}: is a directory")
+    if stat.S_ISREG(mode):
+        return stat.S_IFREG
+    if stat.S_ISFIFO(mode) and _is_open_pipe(name):
+        return stat.S_IFIFO
+    raise InvalidInput(f"{label}: {_kind(mode)}, not a regular file; refusing to read it")
+
+
+def _is_open_pipe(name: str) -> bool:
+    """True for ``/dev/fd/N`` (or ``/proc/.../fd/N``) naming an anonymous pipe this process holds.
+
+    That is what the shell's ``<(...)`` hands over: its writer already runs, so reading it cannot
+    wait for one to appear, unlike a named pipe in the file system.
+    """
+    link = name
+    for _ in range(8):  # /dev/stdin -> /proc/self/fd/0 -> pipe:[N]
+        try:
+            target = os.readlink(link)
+        except OSError:
+            return False
+        if target.startswith("pipe:["):
+            return True
+        link = os.path.join(os.path.dirname(link), target)
+    return False
+
+
+def _same_kind(mode: int, expected: int, label: str) -> None:
+    """Refuse a file that is no longer what :func:`check_readable` saw (replaced in between)."""
+    if stat.S_IFMT(mode) != expected:
+        raise InvalidInput(f"{label}: {_kind(mode)}, not a regular file; refusing to read it")
+
+
+def _kind(mode: int) -> str:
+    """A file type in words, for the one-line refusal."""
+    kinds = (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a directory"),
+    )
+    return next((words for test, words in kinds if test(mode)), "a special file")
 
 
 def read_limited(handle: BinaryIO, label: str, limit: int = READ_LIMIT) -> bytes:

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configctl.errors import InvalidInput, shown
-from configctl.files import read_bytes
+from configctl.errors import InvalidInput, one_line, shown
+from configctl.files import read_text
 
 CONFIG_ENV = "CONFIGCTL_CONFIG"
 PROFILE_ENV = "CONFIGCTL_PROFILE"
@@ -59,14 +59,13 @@ def config_file(environ: Mapping[str, str] = os.environ) -> Path:
 def read_profiles(path: Path) -> dict[str, Any]:
     """The ``profiles`` table of the file (checked: valid TOML, nothing else at the top level)."""
     tomllib = _toml()
-    try:
-        text = read_bytes(path, "profile file", limit=FILE_LIMIT).decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput(f"profile file {path}: not UTF-8 text") from None
+    text = read_text(path, "profile file", limit=FILE_LIMIT)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"profile file {path}: not valid TOML ({exc})") from None
+        raise InvalidInput(f"profile file {path}: not valid TOML ({one_line(exc)})") from None
+    except RecursionError:  # the parser recurses per level: [[[[...]]]] or a.b.c... deep enough
+        raise InvalidInput(f"profile file {path}: not valid TOML (nesting too deep)") from None
     unknown = sorted(set(document) - {"profiles"})
     if unknown:
         raise InvalidInput(

@@ -36,7 +36,7 @@ from typing import Any
 
 from configctl import profiles
 from configctl.errors import ConfigctlError, InvalidInput, shown
-from configctl.files import read_bytes
+from configctl.files import check_readable, read_text
 from configctl.zk.connection import (
     ConnectionSettings,
     Digest,
@@ -277,9 +277,16 @@ class GlobalSettings:
 
     @property
     def command_config(self) -> Path | None:
-        """The Kafka client properties file for ``--bootstrap-server``, or None."""
+        """The Kafka client properties file for ``--bootstrap-server``, or None.
+
+        Looked at here (:func:`configctl.files.check_readable`), before the Admin API edge opens
+        it: a named pipe given as the file would block that open for ever.
+        """
         path = self._file("command-config")
-        return Path(path) if path else None
+        if not path:
+            return None
+        check_readable(path, f"{self._label('command-config')} {path}")
+        return Path(path)
 
     def kafka_admin_target(self) -> tuple[str, Path | None]:
         """``(bootstrap, command_config)`` for a command that must ask the brokers; a one-line error without."""
@@ -474,11 +481,7 @@ def mask(setting: Setting, value: Any) -> Any:
 
 def read_password_file(path: str, what: str) -> str:
     """A password file's first line (a trailing newline is not part of the password)."""
-    data = read_bytes(Path(path).expanduser(), f"{what} file", limit=PASSWORD_FILE_LIMIT)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{what} file {path}: not UTF-8 text") from None
+    text = read_text(Path(path).expanduser(), f"{what} file", limit=PASSWORD_FILE_LIMIT)
     password = text.rstrip("\r\n")
     if not password:
         raise InvalidInput(f"{what} file {path} is empty")

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from configctl.audit.schema import BROKER_DEFAULT_PATH, DIGEST_PREFIX, is_sensitive
 from configctl.digests import digest
+from configctl.errors import InvalidInput
+from configctl.files import read_text
 
 if TYPE_CHECKING:
     from configctl.store import ConfigStore
@@ -111,9 +113,9 @@ def _sort_key(e: ExpectedValue) -> tuple[Any, ...]:
 def read_expected_state(path: str | Path) -> ExpectedState:
     """Load a desired-state file written by :meth:`ExpectedState.to_json` (ValueError on bad content)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"cannot read desired state {path}: {exc.strerror or exc}") from None
+        text = read_text(path, "desired state")
+    except InvalidInput as exc:  # missing, unreadable, a named pipe: the one-line reason
+        raise ValueError(str(exc)) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

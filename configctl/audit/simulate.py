@@ -34,6 +34,7 @@ from typing import Any
 from configctl import snapshot
 from configctl.audit.expected import ExpectedState, ExpectedValue
 from configctl.audit.schema import BROKER_DEFAULT_PATH, is_per_broker_by_nature, is_sensitive
+from configctl.files import read_bytes
 from configctl.secrets import digest
 from configctl.sources import (
     DEFAULT_CONFIG,
@@ -690,5 +691,5 @@ def fingerprint(out_dir: str | Path) -> str:
     h = hashlib.sha256()
     for path in sorted(Path(out_dir).glob("broker-*.jsonl")):
         h.update(path.name.encode())
-        h.update(path.read_bytes())
+        h.update(read_bytes(path, "snapshot"))
     return h.hexdigest()

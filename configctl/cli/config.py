@@ -11,10 +11,10 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from configctl.cli.options import global_options, settings
+from configctl.cli.render import safe
 from configctl.cli.render import show as show_result
 from configctl.errors import InvalidInput
 from configctl.settings import GlobalSettings
@@ -67,12 +67,14 @@ class SettingsView:
 
     def render(self, out: Console) -> None:
         profile = self.resolved.profile
-        where = f"profile {profile.name} from {profile.path}" if profile else "no profile"
+        # the profile's name, its path and every value are the operator's text: escaped, so a
+        # control character or a markup-like name shows as text and never drives the terminal
+        where = f"profile {safe(profile.name)} from {safe(profile.path)}" if profile else "no profile"
         table = Table(title=f"configctl settings ({where})", title_justify="left", show_edge=False)
         for column in ("setting", "value", "source"):
             table.add_column(column, overflow="fold")
         for row in self.rows:
             value = row["value"]
             shown = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-            table.add_row(escape(row["setting"]), escape(shown), escape(row["source"]))
+            table.add_row(safe(row["setting"]), safe(shown), safe(row["source"]))
         out.print(table)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from configctl.files import replace_atomically
+from configctl.files import read_text, replace_atomically
+from configctl.localzk.sasl import PASSWORD_FILE_LIMIT
 
 ENV_FILE = "client.env"
 
@@ -76,7 +77,7 @@ class ClientSettings:
     def sasl_password(self) -> str | None:
         if self.sasl_password_file is None:
             return None
-        return self.sasl_password_file.read_text(encoding="utf-8").strip()
+        return read_text(self.sasl_password_file, "SASL password file", limit=PASSWORD_FILE_LIMIT).strip()
 
     def kazoo_options(self, *, client_cert: bool = False) -> dict[str, Any]:
         """Keyword arguments for ``KazooClient`` that satisfy this server (the password read now)."""

@@ -15,7 +15,8 @@ import time
 
 import psutil
 
-from configctl.errors import EnvironmentProblem
+from configctl.errors import EnvironmentProblem, InvalidInput
+from configctl.files import read_bytes
 from configctl.localzk.nodeconfig import QUORUM_MAIN, STANDALONE_MAIN
 from configctl.localzk.state import Node
 
@@ -138,8 +139,8 @@ def last_error(node: Node) -> str:
     """The last ERROR line of the node's logs, shortened, so a failed start says why on one line."""
     for path in (node.log_file, node.console_file):
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            lines = read_bytes(path, "log").decode("utf-8", "replace").splitlines()
+        except InvalidInput:  # no log yet, or not a file: nothing to quote
             continue
         for line in reversed(lines):
             if " ERROR " in line or line.startswith(("Error:", "Exception")):

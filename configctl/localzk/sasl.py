@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from configctl.errors import InvalidInput
-from configctl.files import replace_atomically
+from configctl.files import read_text, replace_atomically
 
 DEFAULT_USER = "configctl"
 # Safe inside a JAAS option name and in ``digest:USER`` on a command line: no quotes, spaces, ``=``, ``:``.
@@ -26,6 +26,8 @@ _USER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # A password must fit between JAAS double quotes: printable ASCII without ``"`` or ``\``.
 _PASSWORD = re.compile(r"[!#-\[\]-~]{8,256}")
 _LOGIN_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
+PASSWORD_FILE_LIMIT = 64 * 1024
+"""A password file holds one line; more than this is not one (read through :mod:`configctl.files`)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class SaslFiles:
         return self.dir / "jaas.conf"
 
     def password(self) -> str:
-        return self.password_file.read_text(encoding="utf-8").strip()
+        return read_text(self.password_file, "SASL password file", limit=PASSWORD_FILE_LIMIT).strip()
 
 
 def check_user(user: str) -> str:

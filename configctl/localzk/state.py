@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configctl.errors import EnvironmentProblem
-from configctl.files import replace_atomically
+from configctl.errors import EnvironmentProblem, InvalidInput
+from configctl.files import read_text, replace_atomically
 from configctl.localzk.client import ClientSettings
 from configctl.localzk.ports import HOST
 from configctl.localzk.security import PLAIN, Security
@@ -110,17 +110,17 @@ def state_file(data_dir: Path) -> Path:
 def read_state(data_dir: Path) -> State | None:
     """The recorded state, or None when nothing was started; a damaged file is a one-line error."""
     path = state_file(data_dir)
+    if not path.exists():  # nothing started (or the data dir is missing, or is a file)
+        return None
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text(path, "state file"))
         return State(
             raw.get("started_at"),
             [Node.from_json(node) for node in raw["nodes"]],
             Security.from_json(raw.get("security"), data_dir),
         )
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot read {path}: {exc.strerror}") from None
+    except InvalidInput as exc:  # unreadable, or not a file: the one-line reason
+        raise EnvironmentProblem(str(exc)) from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise EnvironmentProblem(f"unreadable state file {path}: {exc}") from None
 

@@ -30,12 +30,14 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from configctl.files import replace_atomically
+from configctl.errors import InvalidInput
+from configctl.files import read_bytes, replace_atomically
 from configctl.localzk.ports import HOST
 
 CA_DAYS = 3650
 LEAF_DAYS = 825  # the longest validity TLS clients commonly still accept for a leaf certificate
 _RENEW_BEFORE = datetime.timedelta(days=1)
+_PEM_LIMIT = 1024 * 1024  # a certificate chain is a few KB; more is not one of ours
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,11 @@ def ensure_certificates(data_dir: Path, now: datetime.datetime | None = None) ->
 def _still_good(files: TlsFiles, now: datetime.datetime) -> bool:
     try:
         for path in (files.ca, files.server, files.client_cert):
-            for cert in x509.load_pem_x509_certificates(path.read_bytes()):
+            for cert in x509.load_pem_x509_certificates(read_bytes(path, "certificate", limit=_PEM_LIMIT)):
                 if cert.not_valid_after_utc - _RENEW_BEFORE < now:
                     return False
         return files.client_key.is_file()
-    except (OSError, ValueError):
+    except (InvalidInput, ValueError):  # missing, unreadable, not a file: made anew
         return False
 
 
