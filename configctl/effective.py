@@ -8,6 +8,11 @@ has not applied yet is said, not hidden: ``last_applied_change``, ``pending`` (a
 entity the answer depends on is newer than what the broker applied) and the broker's problems
 with those entities.
 
+The value shown is the one in force on that broker, not only the one stored: where the broker
+refused a change (its listener publishes the config it kept, ``in_force``) the answer is computed
+from what it kept, and beside a real broker a ``mismatch`` puts the value the broker reports in
+place; the stored value is then given beside it (``"stored"``).
+
 Only a running listener publishes its static config, so asking about a broker without one is a
 :class:`NotFound` error rather than a guess that would label server.properties values as
 built-in defaults. Its sensitive static values are published masked; they are masked in the
@@ -16,15 +21,16 @@ output anyway.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from configctl import fleet
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, NotFound
 from configctl.handlers import BROKER, BrokerView, handler_for
-from configctl.handlers.base import Problem
+from configctl.handlers.base import MISMATCH, Problem
 from configctl.precedence import EffectiveValue, Ignored
 from configctl.store import ConfigStore, Stored
 from configctl.znodes import BrokerStateZNode
@@ -41,6 +47,8 @@ class EffectiveReport:
     last_applied_change: int | None
     pending: bool = False
     problems: tuple[Problem, ...] = ()
+    stored: Mapping[str, str | None] = field(default_factory=dict)
+    """Keys whose stored value is not the one in force on the broker: the stored value."""
 
     def to_json(self) -> dict[str, Any]:
         """``{"broker_id","entity_path","configs":[...]}`` plus the broker's progress (docs/reference/json-output.md)."""
@@ -50,8 +58,15 @@ class EffectiveReport:
             "last_applied_change": self.last_applied_change,
             "pending": self.pending,
             "problems": [p.to_json() for p in self.problems],
-            "configs": [value.to_json(mask=True) for value in self.values],
+            "configs": [self._entry(value) for value in self.values],
         }
+
+    def _entry(self, value: EffectiveValue) -> dict[str, Any]:
+        """An entry whose stored value is not in force adds ``"stored"``."""
+        entry = value.to_json(mask=True)
+        if value.name in self.stored:
+            entry["stored"] = self.stored[value.name]
+        return entry
 
 
 def published_state(store: ConfigStore, broker_id: int) -> dict[str, Any]:
@@ -69,9 +84,15 @@ def published_state(store: ConfigStore, broker_id: int) -> dict[str, Any]:
     return state
 
 
-def view_from(broker_id: int, static: Mapping[str, str], stored: Sequence[Stored]) -> BrokerView:
+def view_from(
+    broker_id: int,
+    static: Mapping[str, str],
+    stored: Sequence[Stored],
+    kept: Mapping[str, Mapping[str, str]] | None = None,
+) -> BrokerView:
     """What broker ``broker_id`` runs, from configs as read: each admitted by its handler, as the
-    listener admits it (passwords stay encrypted: only the broker holds its encoder secret)."""
+    listener admits it (passwords stay encrypted: only the broker holds its encoder secret).
+    ``kept``: entities whose config in force is not the stored one (already admitted), by path."""
     configs: dict[str, dict[str, str]] = {}
     for item in stored:
         if item.problem is not None or not item.config:
@@ -82,6 +103,11 @@ def view_from(broker_id: int, static: Mapping[str, str], stored: Sequence[Stored
         admitted = handler.admit(item.entity, item.config, change_number=None, decrypt=None)
         if admitted.config:
             configs[item.entity.path] = admitted.config
+    for path, config in (kept or {}).items():
+        if config:
+            configs[path] = dict(config)
+        else:
+            configs.pop(path, None)
     return BrokerView(broker_id, static, configs)
 
 
@@ -104,16 +130,23 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
         for found in store.entities(etype):
             wanted.setdefault(found.path, found)
     stored = store.read_many(wanted.values(), strict=False)
-    view = view_from(broker_id, static, stored)
+    depends = set(wanted)
+    problems = tuple(p for p in fleet.problems_of(state) if p.entity_path in depends)
+    kept = _kept(state, depends)
+    view = view_from(broker_id, static, stored, kept)
     values = handler.effective(entity, view)
+    as_stored = handler.effective(entity, view_from(broker_id, static, stored)) if kept else values
+    for problem in problems:  # beside a real broker: what it reports wins over what was computed
+        found = values.get(problem.key or "")
+        if problem.kind == MISMATCH and found is not None and not found.sensitive:
+            values[found.name] = dataclasses.replace(found, value=problem.reported)
+    differs = {
+        name: as_stored[name].value if name in as_stored else None
+        for name, value in values.items()
+        if not value.sensitive and (name not in as_stored or as_stored[name].value != value.value)
+    }
     ordered = tuple(values[name] for name in sorted(values))
     ignored = view.resolution.ignored if handler.layered else ()
-    depends = set(wanted)
-    problems = tuple(
-        p
-        for p in (Problem.from_json(doc) for doc in state.get("problems") or () if isinstance(doc, Mapping))
-        if p.entity_path in depends
-    )
     return EffectiveReport(
         broker_id,
         entity.path,
@@ -122,7 +155,20 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
         last,
         pending=_pending(store, last, depends),
         problems=problems,
+        stored=differs,
     )
+
+
+def _kept(state: Mapping[str, Any], depends: set[str]) -> dict[str, dict[str, str]]:
+    """The configs the broker kept for the entities ``depends`` on that it refused a change of."""
+    published = state.get("in_force")
+    if not isinstance(published, Mapping):
+        return {}
+    return {
+        path: {str(k): str(v) for k, v in config.items()}
+        for path, config in published.items()
+        if path in depends and isinstance(config, Mapping)
+    }
 
 
 def _pending(store: ConfigStore, last: int | None, paths: set[str]) -> bool:

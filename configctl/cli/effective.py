@@ -92,10 +92,16 @@ def render_table(out: Console, report: EffectiveReport) -> None:
     table.add_column("value", overflow="fold")
     table.add_column("source", no_wrap=True)
     table.add_column("synonyms", style="dim", overflow="fold")
+    differ = bool(report.stored)
+    if differ:
+        table.add_column("stored (not in force)", style="yellow", overflow="fold")
     for value in report.values:
         shown = value.to_json(mask=True)
         synonyms = "; ".join(f"{s['name']}={_cell(s['value'])} ({s['source']})" for s in shown["synonyms"])
-        table.add_row(safe(value.name), safe(_cell(shown["value"])), safe(value.source), safe(synonyms))
+        row = [safe(value.name), safe(_cell(shown["value"])), safe(value.source), safe(synonyms)]
+        if differ:
+            row.append(safe(_cell(report.stored[value.name])) if value.name in report.stored else "")
+        table.add_row(*row)
     out.print(table)
     for item in report.ignored:
         out.print(f"[yellow]ignored[/] {safe(item.entity_path)} {safe(item.name)}: {safe(item.reason)}")

@@ -55,7 +55,9 @@ class StatusView:
             title_justify="left",
             show_edge=False,
         )
-        for column in ("broker", "live", "last applied", "behind", "applied at", "problems"):
+        observed = any(b.observed for b in self.status.brokers)  # a sidecar beside a real broker
+        columns = ("broker", "live", "last applied", "behind", "applied at", "problems")
+        for column in columns + (("figures",) if observed else ()):
             table.add_column(
                 column, justify="right" if column in ("broker", "last applied", "behind") else "left"
             )
@@ -66,14 +68,17 @@ class StatusView:
                 behind = f"[yellow]{behind}[/]"
             kinds = sorted({p.kind for p in broker.problems})
             problems = f"[red]{len(broker.problems)} ({', '.join(kinds)})[/]" if broker.problems else "0"
-            table.add_row(
+            row = [
                 str(broker.broker_id),
                 live,
                 "" if broker.last_applied_change is None else str(broker.last_applied_change),
                 behind,
                 _when(broker.applied_at_ms if broker.live else broker.last_seen_ms),
                 problems,
-            )
+            ]
+            if observed:
+                row.append(_figures(broker))
+            table.add_row(*row)
         out.print(table)
 
     @staticmethod
@@ -84,6 +89,7 @@ class StatusView:
             f"Broker {broker.broker_id}: {live}; applied up to change {broker.last_applied_change} "
             f"of {latest} ({broker.behind if broker.behind is not None else '?'} behind)"
             + (f"; host {safe(broker.host)}" if broker.host else "")
+            + (f"; {_figures(broker)}" if broker.live else "")
         )
         if not broker.problems:
             out.print("No problems.")
@@ -100,6 +106,14 @@ class StatusView:
                 safe(p.reason) + (f" (plugin {safe(p.plugin)})" if p.plugin else ""),
             )
         out.print(table)
+
+
+def _figures(broker: fleet.BrokerStatus) -> str:
+    """Whether the broker's figures were asked of the broker itself or computed by configctl."""
+    if not broker.observed:
+        return "computed (no sidecar)"
+    seen = "nothing yet" if broker.observed_change is None else f"up to change {broker.observed_change}"
+    return f"observed from the broker ({seen})"
 
 
 def _metadata_line(metadata: MetadataOwner) -> str:

@@ -37,9 +37,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from configctl import snapshot
+from configctl import catalogue, snapshot
 from configctl.entities import DEFAULT, Entity, EntityType
-from configctl.errors import InvalidInput, one_line, printable
+from configctl.errors import ConfigctlError, InvalidInput, one_line, printable
 from configctl.handlers import BROKER, IP, QUOTA, TOPIC, BrokerView, FamilyHandler, handler_for, handlers
 from configctl.handlers.base import (
     DEFAULT_BROKER_PATH,
@@ -62,6 +62,8 @@ from configctl.znodes import decode_entity_config, decode_notification
 log = logging.getLogger("configctl.listener")
 
 NO_CHANGE = -1
+IN_FORCE_LIMIT = 200
+"""At most this many entities' configs in force are published beside their problems."""
 """``last_applied_change`` before any notification was seen (Kafka's lastExecutedChange starts here)."""
 
 MAX_REPORTED = 1000
@@ -716,6 +718,24 @@ class DynamicConfigManager:
     def _static_sensitive(name: str) -> bool:
         return BROKER.is_password(name)
 
+    def _in_force(self) -> dict[str, dict[str, str]]:
+        """What this broker runs for each entity it has a problem with (the config it kept when it
+        refused a change; {} when it holds none), secrets masked: ``describe --effective`` shows
+        it in place of the stored config, which the broker does not run. The newest
+        :data:`IN_FORCE_LIMIT` entities, so the state node stays bounded."""
+        paths = list(dict.fromkeys(p.entity_path for p in self._problems.values() if p.entity_path))
+        found = {}
+        for path in paths[-IN_FORCE_LIMIT:]:
+            try:
+                entity_type = Entity.from_path(path).type
+            except ConfigctlError:
+                continue
+            config = self._configs.get(path, _EMPTY)
+            found[path] = mask_config(
+                dict(config), lambda name, t=entity_type: catalogue.is_sensitive(t, name)
+            )
+        return found
+
     def state_document(self) -> dict[str, Any]:
         """Contract 4's broker state, plus Contract 7's problems and what an operator needs to trust it."""
         with self._lock:
@@ -726,6 +746,7 @@ class DynamicConfigManager:
                 "static_config": self.masked_static_config(),
                 "static_config_digests": self.static_config_digests(),
                 "problems": [p.to_json() for p in self._problems.values()],
+                "in_force": self._in_force(),
                 "counters": dict(self.counters),
                 "plugins": [p.name for p in self.plugins],
                 "entities": len(self._configs),

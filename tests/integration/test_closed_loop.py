@@ -88,6 +88,18 @@ def test_a_plugin_rejection_is_named_with_its_reason_and_the_write_stays_committ
         cli(zk_connect, "describe", "--effective", "--broker", "2", "--topic", "orders", "-o", "json").stdout
     )
     assert effective["problems"][0]["kind"] == "rejected" and effective["pending"] is False
+    (retention,) = [c for c in effective["configs"] if c["name"] == "retention.ms"]
+    assert retention["value"] != "1000" and retention["source"] != "topics/orders"  # what it kept
+    assert retention["stored"] == "1000"  # beside it, the value stored and refused
+    assert all("stored" not in c for c in effective["configs"] if c["name"] != "retention.ms")
+    table = cli(zk_connect, "describe", "--effective", "--broker", "2", "--topic", "orders")
+    assert "stored (not in force)" in table.stdout
+    # the other brokers run what is stored: nothing beside it
+    other = json.loads(
+        cli(zk_connect, "describe", "--effective", "--broker", "1", "--topic", "orders", "-o", "json").stdout
+    )
+    assert [c["value"] for c in other["configs"] if c["name"] == "retention.ms"] == ["1000"]
+    assert all("stored" not in c for c in other["configs"])
 
 
 def test_a_frozen_broker_is_pending_and_the_wait_times_out_with_exit_10(zk_connect, fleet_of_three):
