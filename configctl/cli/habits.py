@@ -73,6 +73,12 @@ def no_such_option(typed: str, known: Iterable[str]) -> str:
     return message
 
 
+_DESCRIBE_ALL = (
+    "No such option: --all. kafka-configs.sh's `--describe --all` is `configctl describe --effective "
+    "--broker ID` here: every key that broker runs, with its value and where it comes from"
+)
+
+
 def _given(argv: Sequence[str], option: str) -> bool:
     return any(arg == option or arg.startswith(option + "=") for arg in argv)
 
@@ -86,6 +92,8 @@ def hint(option: str, argv: Sequence[str], subcommand: str | None) -> str | None
     for kafka_option, advice in _NOT_ZOOKEEPER.items():
         if _given(argv, kafka_option):
             return f"{kafka_option} is not supported: {advice}"
+    if option == "--all":
+        return _DESCRIBE_ALL
     action = next((name for flag, name in _ACTIONS.items() if _given(argv, flag)), None)
     if option in _ACTIONS:
         if subcommand in _ACTIONS.values():

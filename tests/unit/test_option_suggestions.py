@@ -47,3 +47,9 @@ def test_the_cli_suggests_close_matches_only(
         assert "Did you mean" not in line
     else:
         assert suggested in line
+
+
+def test_describe_all_points_to_the_effective_config() -> None:
+    result = run_cli("describe", "--all", "--broker", "1")
+    assert result.returncode == 2
+    assert "configctl describe --effective --broker ID" in result.stderr
