@@ -121,8 +121,8 @@ def assert_shape(example: Any, actual: Any, free: frozenset[str], where: str = "
         if name in free:
             if example:
                 first = next(iter(example.values()))
-                for key, value in actual.items():
-                    assert_shape(first, value, free, f"{where}.{key}")
+                for key, value in actual.items():  # a map of maps (in_force: path -> config) is free too
+                    assert_shape(first, value, free | {key}, f"{where}.{key}")
             return
         only_doc, only_output = sorted(set(example) - set(actual)), sorted(set(actual) - set(example))
         assert not only_doc and not only_output, (
@@ -142,6 +142,7 @@ def test_assert_shape_catches_a_new_key_and_a_new_type() -> None:
     with pytest.raises(AssertionError, match="the example has number"):
         assert_shape({"a": 1}, {"a": "1"}, frozenset())
     assert_shape({"config": {"k": "v"}}, {"config": {"x": "1", "y": "2"}}, frozenset({"config"}))
+    assert_shape({"m": {"a": {"k": "v"}}}, {"m": {"b": {}, "c": {"x": "1"}}}, frozenset({"m"}))
 
 
 # -- the cluster the examples run on ------------------------------------------------------------------
