@@ -18,8 +18,11 @@ small JSON body saying why:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,7 +32,7 @@ from typing import Any, Protocol
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from configctl.errors import EnvironmentProblem, one_line
+from configctl.errors import EnvironmentProblem, one_line, printable
 from configctl.handlers.base import KINDS
 
 log = logging.getLogger("configctl.listener")
@@ -149,11 +152,103 @@ class ListenerMetrics:
         return generate_latest(self.registry)
 
 
+DEFAULT_ADDRESS = "127.0.0.1"
+"""Where the metrics server listens unless told otherwise: loopback. The endpoint is plain,
+unauthenticated HTTP that tells anyone who reaches it the broker's change numbers, problems and
+health; what scrapes it beside the broker (a node agent, a sidecar proxy) reaches loopback, and a
+wider address is one explicit ``--metrics-address 0.0.0.0`` (or ``::``) away."""
+
+MAX_CONNECTIONS = 16
+"""Connections served at once (one thread each). Scrapes are rare and answered in milliseconds, so
+this is far above what Prometheus needs; a connection beyond it is closed at once, unread."""
+
+IDLE_TIMEOUT_S = 5.0
+"""The longest a connection may stay silent (no byte of its request, or a reader that stopped
+reading our answer) before it is closed."""
+
+CONNECTION_DEADLINE_S = 10.0
+"""The longest any connection is held, however slowly it trickles bytes (Prometheus' own default
+scrape timeout): past it the socket is shut down, which ends its thread's read or write."""
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """A threading HTTP server that holds at most :data:`MAX_CONNECTIONS` connections, none for
+    longer than :data:`CONNECTION_DEADLINE_S`, and logs a client's misbehaviour as one debug line.
+
+    Built from :mod:`socketserver`'s own hooks: ``process_request`` admits (or closes) a connection
+    before its thread exists, ``service_actions`` (run by ``serve_forever`` every poll interval)
+    shuts down the connections past their deadline, ``handle_error`` replaces the traceback that
+    :mod:`socketserver` prints on stderr for every reset connection.
+    """
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._open: dict[socket.socket, float] = {}
+        self._open_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            log.debug(
+                "metrics endpoint: %s refused: %d connections open", _peer(client_address), MAX_CONNECTIONS
+            )
+            self.shutdown_request(request)
+            return
+        with self._open_lock:
+            self._open[request] = time.monotonic() + CONNECTION_DEADLINE_S
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread could be started: give the slot back
+            self._release(request)
+            self.shutdown_request(request)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(request)
+
+    def _release(self, request: socket.socket) -> None:
+        with self._open_lock:
+            if self._open.pop(request, None) is None:
+                return
+        self._slots.release()
+
+    def service_actions(self) -> None:
+        """Shut down every connection past its deadline; its thread then ends on its next read or write."""
+        now = time.monotonic()
+        with self._open_lock:
+            late = [request for request, deadline in self._open.items() if deadline <= now]
+        for request in late:
+            with contextlib.suppress(OSError):
+                request.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One escaped debug line per client error (a reset, a timeout), never a traceback."""
+        error = sys.exc_info()[1]
+        log.debug("metrics endpoint: %s: %s", _peer(client_address), printable(one_line(error or "error")))
+
+
+def _peer(client_address: Any) -> str:
+    """``host:port`` of a client, for a log line."""
+    if isinstance(client_address, tuple) and len(client_address) >= 2:
+        return f"{client_address[0]}:{client_address[1]}"
+    return printable(str(client_address))
+
+
 class MetricsServer:
     """``/metrics`` (Prometheus text) and ``/healthz`` (200 or 503, JSON) on one port.
 
-    A plain threading HTTP server: scrapes are rare and cheap, and each is answered on its own
-    thread, so a slow client never delays another (or the listener, which never waits for it).
+    A threading HTTP server: scrapes are rare and cheap, and each is answered on its own thread,
+    so a slow client never delays another (or the listener, which never waits for it). Bounded:
+    at most :data:`MAX_CONNECTIONS` at once, each silent for at most :data:`IDLE_TIMEOUT_S` and
+    held for at most :data:`CONNECTION_DEADLINE_S`, one request per connection (HTTP/1.0).
+    ``address`` "" means :data:`DEFAULT_ADDRESS`.
     """
 
     def __init__(
@@ -166,24 +261,26 @@ class MetricsServer:
     ) -> None:
         self.metrics = metrics
         self.health = health
+        address = address or DEFAULT_ADDRESS
 
         server_self = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = IDLE_TIMEOUT_S  # each read and write of the connection's socket
+
             def do_GET(self) -> None:
                 server_self._answer(self)
 
             def log_message(self, format: str, *args: Any) -> None:
-                log.debug("metrics endpoint: " + format, *args)
+                # the request line is the client's text: escaped, so it cannot forge a log line
+                log.debug("metrics endpoint: %s", printable(format % args))
 
         try:
-            self.server = ThreadingHTTPServer((address, port), Handler)
-        except OSError as exc:
-            where = f"{address or '0.0.0.0'}:{port}"
-            raise EnvironmentProblem(
-                f"cannot serve metrics on {where}: {exc.strerror or one_line(exc)}"
-            ) from None
-        self.server.daemon_threads = True
+            self.server = _BoundedServer((address, port), Handler)
+        except (OSError, OverflowError) as exc:
+            where = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else one_line(exc)
+            raise EnvironmentProblem(f"cannot serve metrics on {where}: {reason}") from None
         self._thread = threading.Thread(
             target=self.server.serve_forever,
             name="configctl-metrics",
@@ -212,7 +309,7 @@ class MetricsServer:
             else:
                 body, status, content_type = b"not found: try /metrics or /healthz\n", 404, "text/plain"
         except Exception as exc:  # never let a scrape kill the server thread
-            log.debug("metrics endpoint failed", exc_info=True)
+            log.debug("metrics endpoint failed: %s", printable(one_line(exc)))
             body, status, content_type = f"error: {one_line(exc)}\n".encode(), 500, "text/plain"
         request.send_response(status)
         request.send_header("Content-Type", content_type)
@@ -227,4 +324,12 @@ class MetricsServer:
         self._thread.join(5)
 
 
-__all__ = ["LATENCY_BUCKETS", "ListenerMetrics", "MetricsServer"]
+__all__ = [
+    "CONNECTION_DEADLINE_S",
+    "DEFAULT_ADDRESS",
+    "IDLE_TIMEOUT_S",
+    "LATENCY_BUCKETS",
+    "MAX_CONNECTIONS",
+    "ListenerMetrics",
+    "MetricsServer",
+]

@@ -3,11 +3,15 @@ following the connection (ZooKeeper stopped and restarted) and a stalled worker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -18,6 +22,7 @@ from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 from prometheus_client.parser import text_string_to_metric_families
 
 from configctl.listener import ConfigListener
+from configctl.listener.metrics import CONNECTION_DEADLINE_S, MAX_CONNECTIONS
 from configctl.zk.configstore import ConfigStore
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX
 
@@ -197,3 +202,139 @@ def test_listener_run_serves_metrics(zk_connect, tmp_path, free_port):
     assert process.returncode == 0, lines
     messages = [json.loads(line)["message"] for line in lines]
     assert any(f"metrics on port {free_port}" in m for m in messages), messages
+
+
+# -- issue 23: the metrics server stays bounded and its log stays one JSON object a line -----------
+
+
+def _listener_process(
+    zk_connect: str, tmp_path, port: int, *extra: str
+) -> tuple[subprocess.Popen, list[str]]:
+    """``configctl listener run`` with metrics on ``port``, debug JSON logs collected in a list."""
+    props = tmp_path / "server.properties"
+    props.write_text("broker.id=4\n")
+    from helpers import REPO_ROOT
+
+    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "configctl", "--zookeeper", zk_connect, "listener", "run",
+            "--broker-id", "4", "--server-properties", str(props), "--metrics-port", str(port),
+            "--log-format", "json", "--log-level", "debug", *extra,
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True).start()
+    return process, lines
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _threads(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """The local addresses a TCP socket LISTENs on at ``port`` (from /proc/net/tcp and tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(table) as rows:
+            for row in list(rows)[1:]:
+                local, state = row.split()[1], row.split()[3]
+                address, _, hex_port = local.partition(":")
+                if state == "0A" and int(hex_port, 16) == port:
+                    found.add(address)
+    return found
+
+
+def _reset(port: int, partial: bytes) -> None:
+    """Connect, send ``partial``, and close with a TCP reset (SO_LINGER 0), as a crashed client does."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(partial)
+    time.sleep(0.05)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def test_metrics_server_listens_on_loopback_by_default(zk_connect, tmp_path, free_port):
+    process, lines = _listener_process(zk_connect, tmp_path, free_port)
+    try:
+        wait_for(lambda: get(free_port, "/healthz")[0] == 200, timeout=60, message="the listener's health")
+        assert _listening_addresses(free_port) == {"0100007F"}, "127.0.0.1 only"
+    finally:
+        _stop(process)
+    assert process.returncode == 0, lines
+
+
+def test_idle_and_half_open_connections_are_bounded_in_number_and_time(zk_connect, tmp_path, free_port):
+    process, lines = _listener_process(zk_connect, tmp_path, free_port, "--metrics-address", "127.0.0.1")
+    idle: list[socket.socket] = []
+    try:
+        wait_for(lambda: get(free_port, "/healthz")[0] == 200, timeout=60, message="the listener's health")
+        before = _threads(process.pid)
+        for _ in range(MAX_CONNECTIONS + 24):  # silent clients, half-sent requests: one thread each before
+            sock = socket.create_connection(("127.0.0.1", free_port), timeout=5)
+            sock.sendall(b"GET /metr")
+            idle.append(sock)
+        time.sleep(1.0)
+        assert _threads(process.pid) <= before + MAX_CONNECTIONS
+        # the server closes the idle ones after the idle timeout: a scrape gets through again
+        started = time.monotonic()
+        wait_for(lambda: get(free_port, "/healthz")[0] == 200, timeout=30, message="a scrape after idlers")
+        assert time.monotonic() - started <= CONNECTION_DEADLINE_S + 5
+        assert all(s.recv(1) == b"" for s in idle), "every idle connection closed by the server"
+        wait_for(lambda: _threads(process.pid) <= before + 1, timeout=10, message="the threads gone")
+    finally:
+        for sock in idle:
+            sock.close()
+        _stop(process)
+    assert process.returncode == 0, lines[-5:]
+
+
+def test_a_trickling_client_is_cut_off_at_the_connection_deadline(zk_connect, tmp_path, free_port):
+    process, lines = _listener_process(zk_connect, tmp_path, free_port, "--metrics-address", "127.0.0.1")
+    try:
+        wait_for(lambda: get(free_port, "/healthz")[0] == 200, timeout=60, message="the listener's health")
+        sock = socket.create_connection(("127.0.0.1", free_port), timeout=5)
+        started = time.monotonic()
+        with contextlib.suppress(OSError):
+            for _ in range(int(CONNECTION_DEADLINE_S * 3)):  # one byte a second: never idle for long
+                sock.sendall(b"X-Slow: 1\r\n" if time.monotonic() - started > 1 else b"GET / HTTP/1.1\r\n")
+                sock.settimeout(1.0)
+                with contextlib.suppress(TimeoutError):
+                    if sock.recv(1) == b"":
+                        break
+        assert time.monotonic() - started <= CONNECTION_DEADLINE_S + 3
+        sock.close()
+    finally:
+        _stop(process)
+    assert process.returncode == 0, lines[-5:]
+
+
+def test_a_connection_reset_by_the_client_is_one_debug_json_line(zk_connect, tmp_path, free_port):
+    process, lines = _listener_process(zk_connect, tmp_path, free_port, "--metrics-address", "127.0.0.1")
+    try:
+        wait_for(lambda: get(free_port, "/healthz")[0] == 200, timeout=60, message="the listener's health")
+        for _ in range(5):
+            _reset(free_port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # reset mid-request
+        wait_for(
+            lambda: any("metrics endpoint" in x and "reset" in x for x in lines), timeout=10, message="a line"
+        )
+        assert get(free_port, "/metrics")[0] == 200
+    finally:
+        _stop(process)
+    assert process.returncode == 0, lines[-5:]
+    assert not any("Traceback" in line for line in lines), [x for x in lines if "Traceback" in x][:1]
+    records = [json.loads(line) for line in lines]  # every line one JSON object: no raw traceback lines
+    endpoint = [r for r in records if "metrics endpoint" in r["message"]]
+    assert endpoint and all(r["level"].lower() == "debug" and "\n" not in r["message"] for r in endpoint)
