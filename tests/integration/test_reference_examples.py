@@ -264,3 +264,20 @@ def test_the_metrics_table_names_every_metric_served(cluster: Cluster) -> None:
         if not name.endswith("_created")
     }
     assert documented == served, f"only documented: {documented - served}; only served: {served - documented}"
+
+
+def test_the_kafka_configs_mapping_runs_as_written(cluster: Cluster) -> None:
+    """Each configctl command of docs/kafka-compatibility.md's kafka-configs.sh mapping succeeds."""
+    page = (REPO_ROOT / "docs" / "kafka-compatibility.md").read_text(encoding="utf-8")
+    section = page.split("## Coming from kafka-configs.sh", 1)[1].split("\n## ", 1)[0]
+    commands = [
+        span
+        for row in section.splitlines()
+        if row.startswith("| `--")
+        for span in re.findall(r"`(configctl (?:alter|describe) [^`]+)`", row.split("|")[2])
+    ]
+    assert len(commands) >= 8
+    (cluster.directory / "retention.properties").write_text("retention.ms=86400000\n", encoding="utf-8")
+    for command in commands:
+        result = run_cli("--zookeeper", cluster.connect, *shlex.split(command)[1:], cwd=cluster.directory)
+        assert result.returncode == 0, f"{command}: {result.stderr}"
