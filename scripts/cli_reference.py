@@ -29,8 +29,6 @@ END = "<!-- end of generated part -->"
 
 
 def _main_group() -> click.Group:
-    for name in [name for name in os.environ if name.startswith("CONFIGCTL_")]:
-        del os.environ[name]  # the operator's settings are not the documented defaults
     sys.path.insert(0, str(ROOT))
     from configctl.cli.main import cli
 
@@ -133,6 +131,8 @@ def rewrite(text: str, generated: str) -> str:
 
 def main(argv: list[str]) -> int:
     os.environ["COLUMNS"] = "100"  # no width-dependent text, whatever the terminal
+    for name in [name for name in os.environ if name.startswith("CONFIGCTL_")]:
+        del os.environ[name]  # the operator's settings are not the documented defaults
     current = DOC.read_text(encoding="utf-8")
     wanted = rewrite(current, generate())
     if "--check" in argv:
