@@ -193,6 +193,12 @@ class RolloutView:
             out.print(f"  not out: {safe(listed(report.not_out))}")
         if report.restored:
             out.print(f"  restored to their previous bytes: {safe(listed(report.restored))}")
+        unreadable = report.extra.get("unreadable") or []
+        if unreadable:
+            out.print(f"  could not be read (ended with --force all the same): {safe(listed(unreadable))}")
+        lost = report.extra.get("not_restored") or []
+        if lost:
+            out.print(f"  [red]not restored[/] (their undo could not be read): {safe(listed(lost))}")
         if report.fleet is not None and report.fleet.brokers:
             applied = sum(1 for b in report.fleet.brokers if b.status == fleet.APPLIED)
             out.print(
@@ -362,6 +368,10 @@ class _ListView:
         out.print(table)
         if any(i.record is not None and i.record.open and i.owner is None for i in self.items):
             out.print("An open rollout with no process is finished with: configctl rollout abort|resume ID")
+        if any(i.record is None for i in self.items):
+            out.print(
+                "An unreadable rollout keeps its claims; it is finished with: configctl rollout abort ID --force"
+            )
 
 
 @dataclass(frozen=True)
@@ -496,15 +506,17 @@ def show_rollout(rollout_id: str) -> None:
 @click.option(
     "--force",
     is_flag=True,
-    help="Restore the previous bytes even of entities changed since the rollout wrote them (those changes are lost).",
+    help="Restore the previous bytes even of entities changed since the rollout wrote them (those changes are "
+    "lost); also ends a rollout whose record cannot be read, from what can be read of it.",
 )
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the entities' history.")
 @global_options
 def abort_rollout(rollout_id: str, force: bool, reason: str) -> None:
     """Restore every entity the rollout wrote to its exact previous bytes, and end it.
 
-    Exit 0 when everything is restored; 12 when an entity changed since the rollout wrote it
-    (nothing restored: check it, then --force).
+    Exit 0 when everything is restored; 12 when an entity changed since the rollout wrote it, or
+    when the rollout cannot be read whole (nothing restored: check it, then --force); 8 when
+    --force ended it but part of its undo could not be read (named).
     """
     check_rollout_id(rollout_id)
     with open_store() as store, observing() as observer:

@@ -10,11 +10,16 @@ written yet).
 Both work on a rollout whose process still runs, too: every multi carries the record's version,
 so the first to write wins and the other stops (``resume`` waits for no one: it refuses while the
 owner node of a live process exists).
+
+A rollout that cannot be read whole (a field of the wrong type, an unreadable undo chunk) fails
+closed: it keeps its claims, ``resume``, ``show`` and a plain ``abort`` refuse it (exit 12, with
+the command that ends it), and ``abort --force`` ends it from what can be read of it: every entity
+its undo records hold is restored, and the report names what could not be read or restored.
 """
 
 from __future__ import annotations
 
-from configctl.errors import Conflict
+from configctl.errors import Conflict, one_line
 from configctl.rollout import canary, steps, waves
 from configctl.rollout import record as rec
 from configctl.rollout.record import EntitiesMoved, TakenOver
@@ -51,8 +56,11 @@ def abort(
 def _abort_once(
     store: ConfigStore, rollout_id: str, force: bool, reason: str, observer: Observer | None
 ) -> Report:
-    """One try of :func:`abort`, from a fresh read of the record; the record moving meanwhile is a retry."""
-    loaded = store.rollouts.load(rollout_id)
+    """One try of :func:`abort`, from a fresh read of the record; the record moving meanwhile is a retry.
+
+    With ``force`` a rollout that cannot be read whole is salvaged (``store.rollouts.salvage``).
+    """
+    loaded = store.rollouts.salvage(rollout_id) if force else store.rollouts.load(rollout_id)
     record = loaded.record
     if not record.open:
         raise Conflict(f"rollout {rollout_id} already ended ({record.state}); there is nothing to abort")
@@ -60,8 +68,14 @@ def _abort_once(
     work = Run(active, observer)
     work.title = f"abort of rollout {rollout_id}"
     why = f"aborted by {store.identity}" + (f": {reason}" if reason else "")
+    if loaded.problems:
+        work.report.extra = {"unreadable": list(loaded.problems), "not_restored": list(loaded.lost)}
     try:
-        active.note(f"{why}; restoring what it wrote", state=rec.ABORTING, failure=record.failure or why)
+        active.note(
+            f"{why}; restoring what it wrote" + _salvaged(loaded.problems),
+            state=rec.ABORTING,
+            failure=record.failure or why,
+        )
         work.report.went_out = sorted(e.path for e in active.written())
         work.report.restored = waves.revert(
             work,
@@ -81,6 +95,14 @@ def _abort_once(
     work.report.outcome = steps.ABORTED
     work.report.failure = record.failure
     return work.report
+
+
+def _salvaged(problems: list[str]) -> str:
+    """The event that says an abort --force ran on a rollout that could not be read whole."""
+    if not problems:
+        return ""
+    shown = "; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else "")
+    return f" (with --force, from what could be read: unreadable {one_line(shown, 1000)})"
 
 
 def resume(store: ConfigStore, rollout_id: str, *, observer: Observer | None = None) -> Report:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from configctl import fleet
 from configctl.desired.plan import listed
-from configctl.errors import ConfigctlError, RolloutAborted, RolloutStuck, one_line
+from configctl.errors import ConfigctlError, PartiallyWritten, RolloutAborted, RolloutStuck, one_line
 from configctl.rollout import steps
 from configctl.rollout.steps import Report
 
@@ -66,6 +66,16 @@ def conclude(report: Report) -> None:
 
 
 def concluded_abort(report: Report, rollout_id: str) -> None:
-    """``rollout abort``'s outcome: nothing to say when it restored everything; exit 12 when it stopped."""
+    """``rollout abort``'s outcome: nothing to say when it restored everything; exit 12 when it stopped;
+    exit 8 when ``--force`` ended a rollout part of whose undo could not be read (named)."""
     if report.outcome == steps.STOPPED:
         raise RolloutStuck(f"rollout {rollout_id} was not aborted: {report.failure}")
+    lost = report.extra.get("not_restored") or []
+    if report.outcome == steps.ABORTED and lost:
+        restored = listed(report.restored) if report.restored else "nothing"
+        raise PartiallyWritten(
+            f"rollout {rollout_id} is aborted, but part of its undo could not be read: not restored: "
+            f"{listed(lost)}; restored to their previous bytes: {restored}",
+            committed=report.restored,
+            not_committed=lost,
+        )

@@ -14,18 +14,26 @@ on it), ``stopped`` (a wave failed and was left as it is, or a concurrent writer
 Also a rollout as a store gives it back (:class:`Loaded`, :class:`Listed`) and what stops this
 process moving one on (:class:`TakenOver`, :class:`EntitiesMoved`): the words of
 :class:`configctl.store.Rollouts`, whichever store keeps the record.
+
+A record is read strictly (:meth:`Record.decode`: every field of the type and range its writer
+gives it), since a value of the wrong type would otherwise surface as a traceback, or a loop
+bound, deep in a rollout. A record that cannot be read fails closed: it still holds its claims
+(whatever it may have written stays protected), and only ``rollout abort ID --force`` finishes
+it, from what can be read of it (:meth:`Record.salvage`, :meth:`UndoChunk.salvage`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from configctl.entities import Entity
-from configctl.errors import InvalidInput
+from configctl.errors import InvalidInput, one_line
+from configctl.rollout.parsing import MAX_DURATION_SECONDS, MAX_WAVES
 from configctl.store import version_after
 from configctl.znodes import RolloutZNode
 
@@ -68,13 +76,14 @@ class Options:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Options:
+    def from_json(cls, data: Any) -> Options:
+        fields = Fields(_mapping(data), strict=True)
         return cls(
-            soak_seconds=float(data.get("soak_seconds") or 0.0),
-            check=data.get("check") or None,
-            check_timeout_seconds=float(data.get("check_timeout_seconds") or 60.0),
-            wait_seconds=float(data.get("wait_seconds") or 60.0),
-            revert_on_failure=bool(data.get("revert_on_failure")),
+            soak_seconds=fields.get("soak_seconds", _seconds, 0.0),
+            check=fields.get("check", _text, None) or None,
+            check_timeout_seconds=fields.get("check_timeout_seconds", _seconds, 60.0) or 60.0,
+            wait_seconds=fields.get("wait_seconds", _seconds, 60.0) or 60.0,
+            revert_on_failure=fields.get("revert_on_failure", _flag, False),
         )
 
 
@@ -183,6 +192,26 @@ class UndoChunk:
     def from_json(cls, index: int, data: Mapping[str, Any]) -> UndoChunk:
         return cls(index, int(data.get("wave") or 0), tuple(Undo.from_json(u) for u in data["entries"]))
 
+    @classmethod
+    def salvage(cls, index: int, data: bytes) -> tuple[UndoChunk, list[str]]:
+        """What can be read of an undo chunk that cannot be read whole: its readable entries, and
+        what could not be read (the entity path of an unreadable entry when it has one)."""
+        try:
+            entries = RolloutZNode.decode(data).get("entries")
+        except InvalidInput:
+            entries = None
+        if not isinstance(entries, list):
+            return cls(index, 0, ()), ["the entities of a whole undo chunk (unknown)"]
+        kept: list[Undo] = []
+        lost: list[str] = []
+        for entry in entries:
+            try:
+                kept.append(Undo.from_json(entry))
+            except (KeyError, TypeError, ValueError, InvalidInput):
+                path = entry.get("path") if isinstance(entry, Mapping) else None
+                lost.append(one_line(path, 200) if isinstance(path, str) else "an entity of unknown path")
+        return cls(index, 0, tuple(kept)), lost
+
 
 @dataclass(frozen=True)
 class CanaryPlan:
@@ -202,12 +231,13 @@ class CanaryPlan:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CanaryPlan:
+    def from_json(cls, data: Any) -> CanaryPlan:
+        fields = Fields(_mapping(data), strict=True)
         return cls(
-            tuple(int(b) for b in data["brokers"]),
-            {str(k): str(v) for k, v in dict(data["add"]).items()},
-            {str(k): str(v) for k, v in dict(data["default_target"]).items()},
-            int(data["default_version"]),
+            tuple(fields.get("brokers", _list_of(_count), None, required=True)),
+            fields.get("add", _config, None, required=True),
+            fields.get("default_target", _config, None, required=True),
+            fields.get("default_version", _version, None, required=True),
         )
 
 
@@ -279,35 +309,176 @@ class Record:
 
     @classmethod
     def decode(cls, data: bytes) -> Record:
+        """The record node's document, every field checked (InvalidInput, one line, on the first wrong one)."""
         document = RolloutZNode.decode(data)
         if document.get("format") != FORMAT:
-            raise InvalidInput(f"rollout record has format {document.get('format')!r}, not {FORMAT!r}")
-        try:
-            kind = str(document["kind"])
-            if kind not in KINDS:
-                raise ValueError(kind)
-            return cls(
-                id=str(document["id"]),
-                kind=kind,
-                state=str(document["state"]),
-                created_ms=int(document["created_ms"]),
-                updated_ms=int(document["updated_ms"]),
-                identity=str(document.get("identity") or ""),
-                reason=str(document.get("reason") or ""),
-                options=Options.from_json(document.get("options") or {}),
-                waves=int(document.get("waves") or 1),
-                entities=tuple(str(p) for p in document.get("entities") or ()),
-                entity_count=int(document.get("entity_count") or 0),
-                plan_chunks=int(document.get("plan_chunks") or 0),
-                undo_chunks=int(document.get("undo_chunks") or 0),
-                baseline_change=document.get("baseline_change"),
-                step=dict(document.get("step") or {}),
-                canary=CanaryPlan.from_json(document["canary"]) if document.get("canary") else None,
-                failure=document.get("failure"),
-                events=tuple(dict(e) for e in document.get("events") or ()),
+            raise InvalidInput(
+                f"rollout record has format {one_line(repr(document.get('format')), 60)}, not {FORMAT!r}"
             )
+        return cls._read(Fields(document, strict=True), str(document.get("id")))
+
+    @classmethod
+    def salvage(cls, rollout_id: str, data: bytes) -> tuple[Record, list[str]]:
+        """What can be read of a record that cannot be read whole, and what could not.
+
+        Each field that is missing or wrong takes a default that keeps the rollout open (so it
+        keeps its claims until it is finished) and is named in the list; the id is the node's.
+        """
+        try:
+            document = RolloutZNode.decode(data)
+        except InvalidInput:
+            document = {}
+        fields = Fields(document, strict=False)
+        if document.get("format") != FORMAT:
+            fields.problems.append("format")
+        if document.get("id") != rollout_id:
+            fields.problems.append("id")
+        return cls._read(fields, rollout_id), fields.problems
+
+    @classmethod
+    def _read(cls, fields: Fields, rollout_id: str) -> Record:
+        canary = fields.get("canary", CanaryPlan.from_json, None)
+        waves = fields.get("waves", _wave_count, 1)
+        return cls(
+            id=rollout_id if not fields.strict else fields.get("id", _text, None, required=True),
+            kind=fields.get("kind", _choice(KINDS), CANARY if canary is not None else WAVES, required=True),
+            state=fields.get("state", _choice(OPEN_STATES + FINISHED_STATES), STOPPED, required=True),
+            created_ms=fields.get("created_ms", _ms, 0, required=True),
+            updated_ms=fields.get("updated_ms", _ms, 0, required=True),
+            identity=fields.get("identity", _text, ""),
+            reason=fields.get("reason", _text, ""),
+            options=fields.get("options", Options.from_json, Options()),
+            waves=waves,
+            entities=tuple(fields.get("entities", _list_of(_text), ())),
+            entity_count=fields.get("entity_count", _count, 0),
+            plan_chunks=fields.get("plan_chunks", _count, 0),
+            undo_chunks=fields.get("undo_chunks", _count, 0),
+            baseline_change=fields.get("baseline_change", _count, None),
+            step=fields.get("step", _step, {}),
+            canary=canary,
+            failure=fields.get("failure", _text, None),
+            events=tuple(fields.get("events", _list_of(_event), ())),
+        )
+
+
+class Fields:
+    """A document's fields read one at a time: strictly (the first wrong one makes it unreadable:
+    InvalidInput) or salvaging (a wrong one takes its default and is named in :attr:`problems`)."""
+
+    def __init__(self, document: Mapping[str, Any], *, strict: bool) -> None:
+        self.document = document
+        self.strict = strict
+        self.problems: list[str] = []
+
+    def get(self, name: str, read: Callable[[Any], Any], default: Any, *, required: bool = False) -> Any:
+        value = self.document.get(name)
+        if value is None and not required:
+            return default
+        try:
+            if value is None:
+                raise KeyError("missing")
+            return read(value)
         except (KeyError, TypeError, ValueError, InvalidInput) as exc:
-            raise InvalidInput(f"rollout record is malformed: {type(exc).__name__} {exc}") from None
+            if self.strict:
+                why = exc.message if isinstance(exc, InvalidInput) else str(exc)
+                raise InvalidInput(f"rollout record is malformed: {name}: {one_line(why, 120)}") from None
+            self.problems.append(name)
+            return default
+
+
+# What each field of a record may hold: exactly what its writer gives it, within sane bounds.
+
+MAX_MS = 253_402_300_799_000
+"""The end of the year 9999 in ms since the epoch: a time any clock shows."""
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{type(value).__name__}, not an object")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{type(value).__name__}, not a string")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{type(value).__name__}, not true or false")
+    return value
+
+
+def _integer(value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{type(value).__name__}, not an integer")
+    if not low <= value <= high:
+        raise ValueError(f"{value} is not within {low}..{high}")
+    return value
+
+
+def _count(value: Any) -> int:
+    return _integer(value, 0, 2**63 - 1)
+
+
+def _version(value: Any) -> int:
+    return _integer(value, -1, 2**31 - 1)
+
+
+def _ms(value: Any) -> int:
+    return _integer(value, 0, MAX_MS)
+
+
+def _wave_count(value: Any) -> int:
+    return _integer(value, 1, MAX_WAVES)
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{type(value).__name__}, not a number of seconds")
+    if not math.isfinite(value) or not 0 <= value <= MAX_DURATION_SECONDS:
+        raise ValueError(f"{value} is not within 0..{MAX_DURATION_SECONDS:g} s")
+    return float(value)
+
+
+def _choice(choices: Sequence[str]) -> Callable[[Any], str]:
+    def read(value: Any) -> str:
+        if _text(value) not in choices:
+            raise ValueError(f"{one_line(repr(value), 40)} is not one of {', '.join(choices)}")
+        return value
+
+    return read
+
+
+def _list_of(read: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
+    def read_all(value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise TypeError(f"{type(value).__name__}, not a list")
+        return [read(item) for item in value]
+
+    return read_all
+
+
+def _config(value: Any) -> dict[str, str]:
+    return {_text(k): _text(v) for k, v in _mapping(value).items()}
+
+
+def _step(value: Any) -> dict[str, Any]:
+    step = dict(_mapping(value))
+    if "wave" in step:
+        _wave_count(step["wave"])
+    for key in ("step", "activity"):
+        if key in step:
+            _text(step[key])
+    return step
+
+
+def _event(value: Any) -> dict[str, Any]:
+    event = dict(_mapping(value))
+    _ms(event.get("at_ms"))
+    _text(event.get("text"))
+    return event
 
 
 def plan_chunk_json(entries: Iterable[Planned]) -> bytes:
@@ -371,6 +542,14 @@ class Loaded:
     undo: list[UndoChunk]
     owner: dict[str, Any] | None
     children: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """What could not be read (salvaged: :meth:`Record.salvage`); empty for a record read whole."""
+    claimed: list[str] = field(default_factory=list)
+    """Entity paths whose claims name this rollout, found when its record could not say them all."""
+    unreadable: list[str] = field(default_factory=list)
+    """Undo chunks with nothing readable in them: removed when the rollout ends."""
+    lost: list[str] = field(default_factory=list)
+    """What of the undo could not be read (an entity path, or a chunk): what cannot be restored."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ this process last saw. That one rule gives the guarantees of Contract 8:
 
 A second rollout touching an entity an open rollout claims is refused when it is created: the
 claim nodes (``/configctl/rollout-claims/<entity path>``) are created in the same multi as the
-record, so of two racing rollouts exactly one gets them.
+record, so of two racing rollouts exactly one gets them. A claim whose rollout's record cannot be
+read is held too (fail closed: that rollout may have written the entity); ``rollout abort ID
+--force`` finishes such a rollout from what can be read of it (:func:`salvage`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from configctl.errors import (
     NotFound,
     RolloutStuck,
     ZooKeeperUnavailable,
+    one_line,
 )
 from configctl.rollout import record as rec
 from configctl.rollout.parsing import check_rollout_id, new_rollout_id
@@ -97,6 +100,9 @@ class Rollouts:
 
     def load(self, rollout_id: str) -> Loaded:
         return load(self.session, rollout_id)
+
+    def salvage(self, rollout_id: str) -> Loaded:
+        return salvage(self.session, rollout_id)
 
     def listing(self) -> list[Listed]:
         return listing(self.session)
@@ -176,33 +182,117 @@ def settled(
     return current
 
 
+def unreadable(rollout_id: str, problem: str) -> RolloutStuck:
+    """The one-line error for a rollout that cannot be read whole, and the one command that ends it."""
+    return RolloutStuck(
+        f"rollout {rollout_id} cannot be read ({one_line(problem, 200)}); it keeps every entity it "
+        f"claims until it is finished: configctl rollout abort {rollout_id} --force restores what its "
+        "undo records hold and ends it, naming what it could not restore"
+    )
+
+
 def load(session: ZkSession, rollout_id: str) -> Loaded:
-    """The record, its plan, what is left to undo, and who runs it (NotFound when there is none)."""
-    found = read_record(session, rollout_id)
-    if found is None:
+    """The record, its plan, what is left to undo, and who runs it (NotFound when there is none).
+
+    A part that cannot be read makes the whole rollout unreadable (:func:`unreadable`, exit 12):
+    it is never run on, nor undone, from half of what it recorded.
+    """
+    node = session.get(RolloutZNode.path(rollout_id))
+    if node is None:
         raise NotFound(f"no rollout {rollout_id} (configctl rollout list shows the known ones)")
-    record, version = found
+    try:
+        record = Record.decode(node[0])
+        names, nodes, owner = _children(session, rollout_id)
+        planned = [p for name in names if _is_plan(name) and nodes[name] for p in _plan(nodes[name])]
+        undo = [rec.decode_undo_chunk(_undo_index(n), nodes[n][0]) for n in names if _is_undo(n) and nodes[n]]
+    except InvalidInput as exc:
+        raise unreadable(rollout_id, exc.message) from None
+    undo.sort(key=lambda c: c.index)
+    return Loaded(record, node[1].version, planned, undo, owner, names)
+
+
+def salvage(session: ZkSession, rollout_id: str) -> Loaded:
+    """What can be read of a rollout, and what could not (``problems``): for ``rollout abort --force``.
+
+    Unreadable fields of the record take defaults that keep it open (:meth:`Record.salvage`); an
+    unreadable plan chunk is left out (the claims are found by their holder instead:
+    ``claimed``); an unreadable undo chunk gives what entries it can (:meth:`UndoChunk.salvage`),
+    and one with none is listed in ``unreadable``.
+    """
+    node = session.get(RolloutZNode.path(rollout_id))
+    if node is None:
+        raise NotFound(f"no rollout {rollout_id} (configctl rollout list shows the known ones)")
+    record, problems = Record.salvage(rollout_id, node[0])
+    problems = [f"record field {name}" for name in problems]
+    names, nodes, owner = _children(session, rollout_id)
+    planned: list[Planned] = []
+    undo: list[UndoChunk] = []
+    broken: list[str] = []
+    lost: list[str] = []
+    for name in names:
+        found = nodes[name]
+        if found is None:
+            continue
+        try:
+            if _is_plan(name):
+                planned.extend(_plan(found))
+            elif _is_undo(name):
+                undo.append(rec.decode_undo_chunk(_undo_index(name), found[0]))
+        except InvalidInput:
+            if _is_undo(name):
+                chunk, missing = UndoChunk.salvage(_undo_index(name), found[0])
+                lost += missing
+                problems += [f"{name}: {item}" for item in missing]
+                if chunk.entries:
+                    undo.append(chunk)  # restored, and removed, as any undo chunk
+                else:
+                    broken.append(name)  # nothing in it to restore: removed when the rollout ends
+            else:
+                problems.append(f"plan chunk {name}")
+    undo.sort(key=lambda c: c.index)
+    claimed = claimed_by(session, rollout_id) if problems else []
+    return Loaded(record, node[1].version, planned, undo, owner, names, problems, claimed, broken, lost)
+
+
+def _children(
+    session: ZkSession, rollout_id: str
+) -> tuple[list[str], dict[str, tuple[bytes, Any] | None], dict[str, Any] | None]:
+    """A rollout's children by name (read in one go), and its owner's document (None: no process)."""
     names = session.children(RolloutZNode.path(rollout_id))
     paths = [f"{RolloutZNode.path(rollout_id)}/{n}" for n in names]
     nodes = dict(zip(names, session.get_many(paths), strict=True))
-    planned: list[Planned] = []
-    undo: list[UndoChunk] = []
     owner = None
-    for name in names:
-        node = nodes[name]
-        if node is None:
-            continue
-        if name.startswith(RolloutZNode.PLAN_PREFIX):
-            planned.extend(rec.decode_plan_chunk(node[0]))
-        elif name.startswith(RolloutZNode.UNDO_PREFIX):
-            undo.append(rec.decode_undo_chunk(int(name[len(RolloutZNode.UNDO_PREFIX) :]), node[0]))
-        elif name == RolloutZNode.OWNER:
-            try:
-                owner = RolloutZNode.decode(node[0])
-            except InvalidInput:
-                owner = {}
-    undo.sort(key=lambda c: c.index)
-    return Loaded(record, version, planned, undo, owner, names)
+    found = nodes.get(RolloutZNode.OWNER)
+    if found is not None:
+        try:
+            owner = RolloutZNode.decode(found[0])
+        except InvalidInput:
+            owner = {}
+    return names, nodes, owner
+
+
+def _is_plan(name: str) -> bool:
+    return name.startswith(RolloutZNode.PLAN_PREFIX)
+
+
+def _is_undo(name: str) -> bool:
+    return name.startswith(RolloutZNode.UNDO_PREFIX) and name[len(RolloutZNode.UNDO_PREFIX) :].isdigit()
+
+
+def _undo_index(name: str) -> int:
+    return int(name[len(RolloutZNode.UNDO_PREFIX) :])
+
+
+def _plan(node: tuple[bytes, Any]) -> list[Planned]:
+    return rec.decode_plan_chunk(node[0])
+
+
+def claimed_by(session: ZkSession, rollout_id: str) -> list[str]:
+    """Every entity path whose claim names ``rollout_id`` (all claims read: for a rollout whose
+    record or plan cannot say which entities it claims)."""
+    names = session.children(RolloutZNode.CLAIMS) if session.exists(RolloutZNode.CLAIMS) else []
+    paths = [RolloutZNode.claimed_path(n) for n in names]
+    return [path for path, (holder, _) in holders(session, paths).items() if holder == rollout_id]
 
 
 def listing(session: ZkSession) -> list[Listed]:
@@ -251,38 +341,55 @@ def holders(session: ZkSession, entity_paths: Sequence[str]) -> dict[str, tuple[
     return result
 
 
-def open_holders(session: ZkSession, entity_paths: Sequence[str]) -> tuple[dict[str, Record], list[NodeOp]]:
-    """Open rollouts claiming any of ``entity_paths`` (by path), and deletes of stale claims
-    (their rollout finished or is gone), to send with the new claims."""
+def open_holders(session: ZkSession, entity_paths: Sequence[str]) -> tuple[dict[str, str], list[NodeOp]]:
+    """Who holds any of ``entity_paths`` (by path: how :func:`busy_message` names the holder), and
+    deletes of stale claims (their rollout finished or is gone), to send with the new claims.
+
+    A rollout whose record cannot be read holds its claims (fail closed: it may have written
+    those entities, and only ``rollout abort --force`` can tell what to give back).
+    """
     claims = holders(session, entity_paths)
-    records: dict[str, Record | None] = {}
-    busy: dict[str, Record] = {}
+    holding: dict[str, str | None] = {}
+    busy: dict[str, str] = {}
     stale: list[NodeOp] = []
     for path, (holder, version) in claims.items():
-        if holder not in records:
-            try:
-                found = read_record(session, holder) if _is_id(holder) else None
-            except InvalidInput:
-                found = None
-            records[holder] = found[0] if found else None
-        holding = records[holder]
-        if holding is not None and holding.open:
-            busy[path] = holding
+        if holder not in holding:
+            holding[holder] = _holding(session, holder)
+        if holding[holder] is not None:
+            busy[path] = str(holding[holder])
         else:
             stale.append(NodeOp("delete", RolloutZNode.claim(path), version=version))
     return busy, stale
 
 
+def _holding(session: ZkSession, holder: str) -> str | None:
+    """How an open rollout ``holder`` is named in a refusal (with the command that finishes it);
+    None when it does not hold its claims any more (finished, gone, or not a rollout id)."""
+    if not _is_id(holder):
+        return None
+    try:
+        found = read_record(session, holder)
+    except InvalidInput as exc:
+        return (
+            f"rollout {holder}, whose record cannot be read ({one_line(exc.message, 120)}); "
+            f"finish it first: configctl rollout abort {holder} --force"
+        )
+    if found is None or not found[0].open:
+        return None
+    record = found[0]
+    return (
+        f"open rollout {record.id} ({record.kind}, {record.state}, by {record.identity}); "
+        f"finish it first: configctl rollout show {record.id}"
+    )
+
+
 # -- creating ---------------------------------------------------------------------------------------
 
 
-def busy_message(busy: dict[str, Record]) -> str:
-    first_path, first = next(iter(busy.items()))
+def busy_message(busy: dict[str, str]) -> str:
+    first_path, holder = next(iter(busy.items()))
     more = f" (and {len(busy) - 1} more of its entities)" if len(busy) > 1 else ""
-    return (
-        f"{first_path}{more} is part of open rollout {first.id} ({first.kind}, {first.state}, "
-        f"by {first.identity}); finish it first: configctl rollout show {first.id}; nothing was written"
-    )
+    return f"{first_path}{more} is part of {holder}; nothing was written"
 
 
 def open_rollout(
@@ -427,6 +534,9 @@ class Active:
         self.planned = list(loaded.planned)
         self.undo: dict[int, UndoChunk] = {c.index: c for c in loaded.undo}
         self.owner = loaded.owner
+        self.claimed = list(loaded.claimed)
+        self.unreadable = [f"{self.path}/{name}" for name in loaded.unreadable]
+        """Undo chunks with nothing readable in them (salvaged): removed when the rollout ends."""
 
     @property
     def id(self) -> str:
@@ -449,7 +559,9 @@ class Active:
 
     def entity_paths(self) -> list[str]:
         """Every entity the rollout touches (what it claims)."""
-        return list(dict.fromkeys([*self.record.entities, *(p.entity.path for p in self.planned)]))
+        return list(
+            dict.fromkeys([*self.record.entities, *(p.entity.path for p in self.planned), *self.claimed])
+        )
 
     def written(self) -> dict[Entity, Undo]:
         """Every entity written and not undone yet, with its undo."""
@@ -715,7 +827,10 @@ class Active:
             return [Committed(c.entity, version_after(c.expected_version), None) for c in exc.unknown]
         if found is not None and found[1].version == self.version:
             raise exc.error
-        raise TakenOver(Record.decode(found[0]) if found else None)
+        try:
+            raise TakenOver(Record.decode(found[0]) if found else None)
+        except InvalidInput:
+            raise TakenOver(None) from None
 
     def _finish_ops(self, used: int) -> tuple[list[NodeOp], list[str]]:
         """Deletes that end a rollout (owner, claims, plan chunks): as many as fit in the multi, and the rest."""
@@ -725,6 +840,7 @@ class Active:
             for name in self.session.children(self.path)
             if name == RolloutZNode.OWNER or name.startswith(RolloutZNode.PLAN_PREFIX)
         ]
+        paths += self.unreadable
         claims = holders(self.session, self.entity_paths())
         paths += [RolloutZNode.claim(p) for p, (holder, _) in claims.items() if holder == self.id]
         room = max(0, MAX_OPS - used - 1)

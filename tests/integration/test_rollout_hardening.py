@@ -6,6 +6,7 @@ kazoo client, as an attacker or a broken tool would.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,132 @@ def test_an_invalid_canary_list_is_a_usage_error(zk_connect, zk: KazooClient):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "'x' is not a broker id" in bad.stderr
     assert zk.exists("/config/brokers/<default>") is None
+
+
+# -- an open rollout whose record cannot be read fails closed ----------------------------------------
+
+FOREIGN_A = b'{"version":1,"config":{"segment.ms":"600000","retention.ms":"1000"}}'
+
+
+def _open_records(zk: KazooClient) -> dict[str, dict]:
+    found = {}
+    for name in zk.get_children(ROLLOUTS) if zk.exists(ROLLOUTS) else []:
+        try:
+            found[name] = json.loads(zk.get(f"{ROLLOUTS}/{name}")[0])
+        except ValueError:
+            found[name] = {}
+    return found
+
+
+def _claims(zk: KazooClient) -> dict[str, str]:
+    if not zk.exists(CLAIMS):
+        return {}
+    return {n: json.loads(zk.get(f"{CLAIMS}/{n}")[0])["rollout"] for n in zk.get_children(CLAIMS)}
+
+
+def _stopped_rollout(zk_connect: str, zk: KazooClient, tmp_path: Path) -> tuple[str, Path]:
+    """A wave rollout left open (exit 12) after its first wave (topics/a) went out: no broker runs
+    here, so the check is what fails the wave."""
+    zk.create("/config/topics/a", FOREIGN_A, makepath=True)
+    desired = _desired(tmp_path, {"a": "86400000", "b": "86400000"})
+    stopped = cli(zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "2", "--check", "exit 1")
+    assert stopped.returncode == 12, stopped.stderr
+    (rollout_id,) = _open_records(zk)
+    assert json.loads(zk.get("/config/topics/a")[0])["config"] == {"retention.ms": "86400000"}
+    return rollout_id, desired
+
+
+def _damage(zk: KazooClient, rollout_id: str, field: str, value: object) -> None:
+    path = f"{ROLLOUTS}/{rollout_id}"
+    document = json.loads(zk.get(path)[0])
+    document[field] = value
+    zk.set(path, json.dumps(document).encode())
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("created_ms", "yesterday"),
+        ("state", ["running"]),
+        ("options", "fast"),
+        ("step", {"step": "wave", "wave": "two"}),
+        ("waves", 10**30),
+        ("events", [{"at_ms": "now", "text": 3}]),
+    ],
+)
+def test_an_unreadable_open_rollout_keeps_its_claims_and_abort_force_finishes_it(
+    zk_connect, zk: KazooClient, tmp_path, field, value
+):
+    rollout_id, desired = _stopped_rollout(zk_connect, zk, tmp_path)
+    claims = _claims(zk)
+    assert set(claims.values()) == {rollout_id} and len(claims) == 2
+    _damage(zk, rollout_id, field, value)
+    damaged = zk.get(f"{ROLLOUTS}/{rollout_id}")[0]
+    written = zk.get("/config/topics/a")[0]
+
+    # a second rollout on the same entities is refused: the unreadable one keeps its claims
+    second = cli(zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "1")
+    assert second.returncode == 5, second.stderr
+    assert second.stderr.count("\n") == 1 and "whose record cannot be read" in second.stderr
+    assert f"configctl rollout abort {rollout_id} --force" in second.stderr
+    assert _claims(zk) == claims and set(_open_records(zk)) == {rollout_id}
+
+    # resume, show and a plain abort refuse it in one line, naming the command that ends it
+    for command in (["resume"], ["show"], ["abort"]):
+        refused = cli(zk_connect, "rollout", *command, rollout_id)
+        assert refused.returncode == 12, (command, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+        assert f"abort {rollout_id} --force" in refused.stderr
+    assert zk.get(f"{ROLLOUTS}/{rollout_id}")[0] == damaged
+    assert zk.get("/config/topics/a")[0] == written
+    listed = json.loads(cli(zk_connect, "rollout", "list", "--open", "-o", "json").stdout)
+    assert [
+        (item["id"], "cannot be read" in item["problem"] or "malformed" in item["problem"]) for item in listed
+    ] == [(rollout_id, True)]
+
+    # abort --force ends it, restoring what its undo holds, and says what could not be read
+    ended = cli(zk_connect, "rollout", "abort", rollout_id, "--force", "-o", "json")
+    assert ended.returncode == 0, ended.stderr
+    report = json.loads(ended.stdout)
+    assert report["outcome"] == "aborted" and report["restored"] == ["topics/a"]
+    assert report["not_restored"] == [] and any(field in item for item in report["unreadable"])
+    assert zk.get("/config/topics/a")[0] == FOREIGN_A and zk.exists("/config/topics/b") is None
+    record = json.loads(zk.get(f"{ROLLOUTS}/{rollout_id}")[0])
+    assert record["state"] == "aborted" and _claims(zk) == {}
+    assert zk.get_children(f"{ROLLOUTS}/{rollout_id}") == []
+    shown = cli(zk_connect, "rollout", "show", rollout_id, "-o", "json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["state"] == "aborted"
+    # and its entities are free again
+    again = cli(zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "1", "-o", "json")
+    assert again.returncode == 0, again.stderr
+
+
+def test_an_unreadable_undo_entry_is_named_as_not_restored_and_the_rest_is(zk_connect, zk, tmp_path):
+    zk.create("/config/topics/c", b'{"version":1,"config":{"retention.ms":"5"}}', makepath=True)
+    rollout_id, _ = _stopped_rollout(zk_connect, zk, tmp_path)
+    # the first wave wrote topics/a; forge a second undo entry the record cannot read
+    (name,) = [n for n in zk.get_children(f"{ROLLOUTS}/{rollout_id}") if n.startswith("undo-")]
+    chunk_path = f"{ROLLOUTS}/{rollout_id}/{name}"
+    chunk = json.loads(zk.get(chunk_path)[0])
+    chunk["entries"].append({"path": "topics/c", "previous_version": "zero"})
+    zk.set(chunk_path, json.dumps(chunk).encode())
+
+    refused = cli(zk_connect, "rollout", "abort", rollout_id)
+    assert refused.returncode == 12 and refused.stderr.count("\n") == 1
+    assert f"abort {rollout_id} --force" in refused.stderr
+    ended = cli(zk_connect, "rollout", "abort", rollout_id, "--force")
+    assert ended.returncode == 8, ended.stderr
+    assert ended.stderr.count("\n") == 1 and "not restored: topics/c" in ended.stderr
+    assert "restored to their previous bytes: topics/a" in ended.stderr
+    assert zk.get("/config/topics/a")[0] == FOREIGN_A
+    assert json.loads(zk.get(f"{ROLLOUTS}/{rollout_id}")[0])["state"] == "aborted" and _claims(zk) == {}
+    assert zk.get_children(f"{ROLLOUTS}/{rollout_id}") == []
+
+
+def test_a_record_that_is_not_even_json_is_finished_by_abort_force(zk_connect, zk, tmp_path):
+    rollout_id, _ = _stopped_rollout(zk_connect, zk, tmp_path)
+    zk.set(f"{ROLLOUTS}/{rollout_id}", b"\x00garbage")
+    ended = cli(zk_connect, "rollout", "abort", rollout_id, "--force", "-o", "json")
+    assert ended.returncode == 0, ended.stderr
+    assert json.loads(ended.stdout)["restored"] == ["topics/a"]
+    assert zk.get("/config/topics/a")[0] == FOREIGN_A and _claims(zk) == {}
