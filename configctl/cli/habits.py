@@ -42,7 +42,7 @@ not '--command-config' as well."""
 
 
 def close_options(typed: str, known: Iterable[str]) -> list[str]:
-    """The known options a mistyped one most likely meant, closest first (often none).
+    """The known options (or commands) a mistyped one most likely meant, closest first (often none).
 
     click compares the raw spellings, so every long option shares the two leading dashes with the
     typo and unrelated ones pass its threshold (``--watch`` -> ``--zk-auth``). Comparing the names
@@ -64,7 +64,16 @@ def close_options(typed: str, known: Iterable[str]) -> list[str]:
 
 def no_such_option(typed: str, known: Iterable[str]) -> str:
     """click's "No such option" line, with :func:`close_options` as its suggestions."""
-    message = f"No such option {typed!r}."
+    return _no_such("option", typed, known)
+
+
+def no_such_command(typed: str, known: Iterable[str]) -> str:
+    """click's "No such command" line, with the same close matches (``statsu`` -> ``status``)."""
+    return _no_such("command", typed, known)
+
+
+def _no_such(what: str, typed: str, known: Iterable[str]) -> str:
+    message = f"No such {what} {typed!r}."
     matches = close_options(typed, known)
     if len(matches) == 1:
         return f"{message} Did you mean {matches[0]!r}?"

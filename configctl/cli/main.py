@@ -13,7 +13,7 @@ import sys
 import click
 
 from configctl import __version__
-from configctl.cli.habits import hint, no_such_option
+from configctl.cli.habits import hint, no_such_command, no_such_option
 from configctl.cli.options import global_options
 from configctl.errors import EXIT_CODES, ConfigctlError, one_line, printable
 
@@ -128,6 +128,13 @@ def _long_options(ctx: click.Context | None) -> list[str]:
     return sorted({name for name in names if name.startswith("--")})
 
 
+def _subcommands(ctx: click.Context | None) -> list[str]:
+    """The commands of the group that did not know a name (the lazy group lists them unimported)."""
+    if ctx is None or not isinstance(ctx.command, click.Group):
+        return []
+    return list(ctx.command.list_commands(ctx))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; every :class:`ConfigctlError` becomes one line on stderr and its exit status."""
     try:
@@ -148,6 +155,10 @@ def main(argv: list[str] | None = None) -> None:
             exc.option_name, _long_options(exc.ctx)
         )
         click.echo(f"error: {printable(one_line(advice))}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.NoSuchCommand as exc:
+        message = no_such_command(exc.command_name, _subcommands(exc.ctx))
+        click.echo(f"error: {printable(one_line(message))}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         click.echo(f"error: {printable(one_line(exc.format_message()))}", err=True)

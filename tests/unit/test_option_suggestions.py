@@ -53,3 +53,17 @@ def test_describe_all_points_to_the_effective_config() -> None:
     result = run_cli("describe", "--all", "--broker", "1")
     assert result.returncode == 2
     assert "configctl describe --effective --broker ID" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["statsu"], "No such command 'statsu'. Did you mean 'status'?"),
+        (["rollout", "lsit"], "No such command 'lsit'. Did you mean 'list'?"),
+        (["frobnicate"], "No such command 'frobnicate'."),
+    ],
+)
+def test_a_mistyped_command_suggests_close_commands(args: list[str], expected: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {expected}"
