@@ -47,14 +47,19 @@ def zk() -> None:
 
 
 @zk.command()
-@click.option("--port", type=click.IntRange(1, 65535), default=2181, show_default=True, help="Client port.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="Client port.  [default: the port DATA_DIR's server was last started on, else 2181]",
+)
 @_data_dir_option
 @click.option(
     "--nodes",
     type=click.Choice(["1", "3"]),
-    default="1",
-    show_default=True,
-    help="1 for a single server; 3 for an ensemble on ports PORT, PORT+1, PORT+2.",
+    default=None,
+    help="1 for a single server; 3 for an ensemble on ports PORT, PORT+1, PORT+2.  "
+    "[default: as last started, else 1]",
 )
 @click.option(
     "--timeout",
@@ -65,32 +70,47 @@ def zk() -> None:
     help="How long to wait for the server to answer.",
 )
 @click.option(
-    "--tls",
-    is_flag=True,
+    "--tls/--no-tls",
+    default=None,
     help="Serve clients over TLS only (a self-signed CA and certificates under DATA_DIR/tls); "
-    "plain-text clients are refused.",
+    "plain-text clients are refused.  [default: as last started, else off]",
 )
 @click.option(
-    "--sasl",
-    is_flag=True,
+    "--sasl/--no-sasl",
+    default=None,
     help="Require clients to log in with SASL DIGEST-MD5 (one user, a random password in "
-    "DATA_DIR/sasl/password); unauthenticated sessions are closed.",
+    "DATA_DIR/sasl/password); unauthenticated sessions are closed.  [default: as last started, else off]",
 )
 @click.option(
     "--sasl-user",
     default=None,
     metavar="NAME",
-    help=f"The SASL user with --sasl.  [default: {DEFAULT_USER}]",
+    help=f"The SASL user with --sasl.  [default: as last started, else {DEFAULT_USER}]",
 )
 @global_options
 def start(
-    port: int, data_dir: Path | None, nodes: str, timeout: float, tls: bool, sasl: bool, sasl_user: str | None
+    port: int | None,
+    data_dir: Path | None,
+    nodes: str | None,
+    timeout: float,
+    tls: bool | None,
+    sasl: bool | None,
+    sasl_user: str | None,
 ) -> None:
-    """Start ZooKeeper in the background and print how to connect to it."""
-    if sasl_user is not None and not sasl:
+    """Start ZooKeeper in the background and print how to connect to it.
+
+    DATA_DIR is the server's identity: started again with no other option, it comes back on the
+    same port, with the same size, TLS and SASL user (an option given changes that part).
+    """
+    if sasl_user is not None and sasl is False:
         raise InvalidInput("--sasl-user needs --sasl")
     server = LocalZooKeeper(
-        data_dir, port=port, nodes=int(nodes), tls=tls, sasl=sasl, sasl_user=sasl_user or DEFAULT_USER
+        data_dir,
+        port=port,
+        nodes=int(nodes) if nodes else None,
+        tls=tls,
+        sasl=sasl,
+        sasl_user=sasl_user,
     )
     show(Started(server.start(timeout=timeout)))
 

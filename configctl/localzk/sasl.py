@@ -70,7 +70,7 @@ def ensure_sasl(data_dir: Path, user: str) -> SaslFiles:
     files.dir.chmod(0o700)
     try:
         password = files.password()
-    except (OSError, UnicodeDecodeError):
+    except InvalidInput:  # missing (a first start), or unusable: a new one
         password = ""
     if not password:
         password = secrets.token_urlsafe(24)  # URL-safe alphabet: nothing to escape in JAAS syntax

@@ -28,12 +28,16 @@ from configctl.localzk.runtime import find_java, find_zookeeper_classpath
 from configctl.localzk.sasl import DEFAULT_USER, check_user
 from configctl.localzk.security import Security
 from configctl.localzk.state import (
+    DEFAULT_PORT,
+    Identity,
     Node,
     State,
     default_data_dir,
     locked,
+    read_identity,
     read_state,
     state_file,
+    write_identity,
     write_state,
 )
 
@@ -104,29 +108,37 @@ class LocalZooKeeper:
     ``port+1``, ``port+2`` (quorum and election ports are free ports picked at start and recorded).
     Node ids are 1-based, as in ZooKeeper's ``myid``. ``tls`` makes the client port TLS-only;
     ``sasl`` makes clients log in as ``sasl_user`` (see :mod:`~configctl.localzk.security`).
-    ``port``, ``nodes``, ``tls`` and ``sasl`` only matter to :meth:`start`; every other method
-    works from what the state file recorded, so ``LocalZooKeeper(data_dir).stop()`` stops whatever
-    was started there and :meth:`restart` keeps TLS and SASL as they were.
+    ``port``, ``nodes``, ``tls``, ``sasl`` and ``sasl_user`` only matter to :meth:`start`, and
+    only when given (not None): what is not given is what the data directory's server was last
+    started with (its identity, kept across stops), else 2181, one node, plain. So a server
+    started on port P with TLS and SASL comes back the same after ``stop`` and ``start``. Every
+    other method works from what the state file recorded, so ``LocalZooKeeper(data_dir).stop()``
+    stops whatever was started there and :meth:`restart` keeps TLS and SASL as they were.
     Usable as a context manager (start on enter, stop on exit).
     """
 
     def __init__(
         self,
         data_dir: Path | str | None = None,
-        port: int = 2181,
-        nodes: int = 1,
+        port: int | None = None,
+        nodes: int | None = None,
         *,
-        tls: bool = False,
-        sasl: bool = False,
-        sasl_user: str = DEFAULT_USER,
+        tls: bool | None = None,
+        sasl: bool | None = None,
+        sasl_user: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().absolute() if data_dir else default_data_dir()
-        self.port = port
-        self.nodes = nodes
-        self.tls = tls
-        self.sasl = sasl
-        self.sasl_user = sasl_user
+        self._asked = Identity(port, nodes, tls, sasl_user, sasl)
+        self._adopt(self._asked.over(None))  # what a start would use on a new data dir
         self._supervisor = Supervisor()
+
+    def _adopt(self, identity: Identity) -> None:
+        """Take ``identity`` (complete: every field set) as what :meth:`start` runs."""
+        self.port = int(identity.port or DEFAULT_PORT)
+        self.nodes = int(identity.nodes or 1)
+        self.tls = bool(identity.tls)
+        self.sasl = bool(identity.sasl)
+        self.sasl_user = identity.sasl_user or DEFAULT_USER
 
     # ----------------------------------------------------------------------------------- public API
 
@@ -140,7 +152,10 @@ class LocalZooKeeper:
         state = read_state(self.data_dir)
         if state is not None:
             return state.connect_string
-        return ",".join(f"{HOST}:{self.port + i}" for i in range(self.nodes))
+        identity = self._asked.over(read_identity(self.data_dir))
+        return ",".join(
+            f"{HOST}:{int(identity.port or DEFAULT_PORT) + i}" for i in range(identity.nodes or 1)
+        )
 
     def start(self, timeout: float = 30.0) -> ServerStatus:
         """Start the server(s) in the background and wait until they serve clients.
@@ -148,10 +163,16 @@ class LocalZooKeeper:
         For an ensemble that means every node has joined a quorum and accepted a session.
         On any failure whatever was launched is stopped again and nothing is left recorded.
         """
-        _validate(self.port, self.nodes)
-        if self.sasl:
-            check_user(self.sasl_user)
+        if self._asked.sasl_user is not None and self._asked.sasl is False:
+            raise InvalidInput("--sasl-user needs --sasl")
         with locked(self.data_dir):
+            identity = self._asked.over(read_identity(self.data_dir))
+            if self._asked.sasl_user is not None and not identity.sasl:
+                raise InvalidInput("--sasl-user needs --sasl")
+            self._adopt(identity)
+            _validate(self.port, self.nodes)
+            if self.sasl:
+                check_user(self.sasl_user)
             state = read_state(self.data_dir)
             if state is not None:
                 alive = [node for node in state.nodes if self._supervisor.process(node) is not None]
@@ -186,6 +207,7 @@ class LocalZooKeeper:
                 self.state_file.unlink(missing_ok=True)
                 raise
             started.client().write_env_file(self.data_dir / ENV_FILE)
+            write_identity(self.data_dir, identity)
         return self.status()
 
     def stop(self, timeout: float = SIGNAL_TIMEOUT) -> list[NodeStatus]:
@@ -213,12 +235,11 @@ class LocalZooKeeper:
         """Stop everything and start again on the recorded ports, data, ``nodes``, TLS and SASL."""
         state = read_state(self.data_dir)
         if state is not None:
-            self.port = state.nodes[0].client_port
-            self.nodes = len(state.nodes)
-            self.tls = state.security.tls is not None
-            self.sasl = state.security.sasl is not None
-            if state.security.sasl is not None:
-                self.sasl_user = state.security.sasl.user
+            sasl = state.security.sasl
+            self._asked = Identity(
+                state.nodes[0].client_port, len(state.nodes), state.security.tls is not None,
+                sasl.user if sasl else None, sasl is not None,
+            )  # fmt: skip
         self.stop()
         return self.start(timeout=timeout)
 

@@ -3,7 +3,9 @@
 The data directory *is* a local server's identity: ``configctl zk stop`` run from another terminal
 (or a test's teardown) must find exactly the processes ``start`` launched. So ``start`` writes
 ``configctl-zk.json`` (pids, start times, ports, commands) and every other operation works from
-it; the file exists only while something was started and not stopped. One ``flock`` per data
+it; the file exists only while something was started and not stopped. What the server *is*
+(port, size, TLS, SASL user) is also written to ``configctl-zk-identity.json``, which a stop
+keeps, so the next start is the same server. One ``flock`` per data
 directory keeps two ``zk start`` at once from launching two servers on the same data.
 """
 
@@ -17,14 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configctl.errors import EnvironmentProblem, InvalidInput
+from configctl.errors import EnvironmentProblem, InvalidInput, one_line
 from configctl.files import read_text, replace_atomically
 from configctl.localzk.client import ClientSettings
 from configctl.localzk.ports import HOST
+from configctl.localzk.sasl import DEFAULT_USER
 from configctl.localzk.security import PLAIN, Security
 
 STATE_FILE = "configctl-zk.json"
 LOCK_FILE = ".configctl-zk.lock"
+IDENTITY_FILE = "configctl-zk-identity.json"
+DEFAULT_PORT = 2181
 
 
 def default_data_dir() -> Path:
@@ -101,6 +106,83 @@ class State:
 
     def node(self, node_id: int) -> Node | None:
         return next((node for node in self.nodes if node.id == node_id), None)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a data directory's server *is*, kept across stops: its port, size, TLS and SASL user.
+
+    The state file goes with the processes (``zk stop`` removes it); this record stays, so
+    ``zk start --data-dir D`` with no other option starts the same server again: on the port its
+    clients know, with the TLS and SASL they were told to use. ``None`` in a field: not given.
+    """
+
+    port: int | None = None
+    nodes: int | None = None
+    tls: bool | None = None
+    sasl_user: str | None = None
+    sasl: bool | None = None
+
+    def over(self, recorded: Identity | None) -> Identity:
+        """These values where given, else ``recorded``'s, else the defaults (2181, one node, plain)."""
+        base = recorded or Identity()
+        sasl = self.sasl if self.sasl is not None else bool(base.sasl)
+        return Identity(
+            port=self.port if self.port is not None else base.port or DEFAULT_PORT,
+            nodes=self.nodes if self.nodes is not None else base.nodes or 1,
+            tls=self.tls if self.tls is not None else bool(base.tls),
+            sasl_user=(self.sasl_user or base.sasl_user or DEFAULT_USER) if sasl else None,
+            sasl=sasl,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "port": self.port,
+            "nodes": self.nodes,
+            "tls": self.tls,
+            "sasl_user": self.sasl_user,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Identity:
+        if not isinstance(raw, dict):
+            raise TypeError("not a JSON object")
+        port, nodes, tls, user = raw.get("port"), raw.get("nodes"), raw.get("tls"), raw.get("sasl_user")
+        if not (isinstance(port, int) and isinstance(nodes, int) and isinstance(tls, bool)):
+            raise TypeError("port, nodes and tls must be a number, a number and true/false")
+        if user is not None and not isinstance(user, str):
+            raise TypeError("sasl_user must be text")
+        return cls(port, nodes, tls, user, user is not None)
+
+
+def identity_file(data_dir: Path) -> Path:
+    return data_dir / IDENTITY_FILE
+
+
+def read_identity(data_dir: Path) -> Identity | None:
+    """The identity the server was last started with, or None before its first start.
+
+    A damaged record is a one-line error: starting on a default port instead would hand the
+    server's clients a different server.
+    """
+    path = identity_file(data_dir)
+    if not path.exists():
+        return None
+    try:
+        return Identity.from_json(json.loads(read_text(path, "server identity file", limit=64 * 1024)))
+    except InvalidInput as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    except (ValueError, TypeError) as exc:
+        raise EnvironmentProblem(
+            f"unreadable server identity file {path}: {one_line(exc)} (fix it, or delete it and give "
+            "--port, --nodes, --tls and --sasl again)"
+        ) from None
+
+
+def write_identity(data_dir: Path, identity: Identity) -> None:
+    """Record the identity a server just started with, atomically."""
+    replace_atomically(identity_file(data_dir), json.dumps(identity.to_json(), indent=2) + "\n")
 
 
 def state_file(data_dir: Path) -> Path:

@@ -307,3 +307,44 @@ def test_harness_gives_each_test_its_own_chroot(
     finally:
         root.stop()
         root.close()
+
+
+# -- issue 23: a restarted server keeps its identity ----------------------------------------------
+
+
+def test_a_server_started_again_from_its_data_dir_keeps_its_port_tls_and_sasl(
+    data_dir: Path, free_port: int
+) -> None:
+    first = run_cli(
+        "zk", "start", "--port", str(free_port), "--data-dir", str(data_dir), "--tls", "--sasl",
+        "--sasl-user", "ops", "-o", "json",
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert run_cli("zk", "stop", "--data-dir", str(data_dir)).returncode == 0
+
+    again = run_cli("zk", "start", "--data-dir", str(data_dir), "-o", "json")
+    assert again.returncode == 0, again.stderr
+    started = json.loads(again.stdout)
+    assert started["connect"] == f"127.0.0.1:{free_port}"
+    assert started["tls"] is True and started["sasl"] is True and "digest:ops" in started["client"]["options"]
+    status = json.loads(run_cli("zk", "status", "--data-dir", str(data_dir), "-o", "json").stdout)
+    assert status["running"] and status["nodes"][0]["mode"] == "standalone"  # answers TLS + SASL probes
+    assert run_cli("zk", "stop", "--data-dir", str(data_dir)).returncode == 0
+
+    # an option given changes that part of the identity, and the next start keeps the change
+    other = free_port_block(1)
+    changed = run_cli(
+        "zk", "start", "--data-dir", str(data_dir), "--port", str(other), "--no-tls", "-o", "json"
+    )
+    assert changed.returncode == 0, changed.stderr
+    started = json.loads(changed.stdout)
+    assert started["connect"] == f"127.0.0.1:{other}" and started["tls"] is False and started["sasl"] is True
+
+
+def test_a_damaged_identity_record_is_one_line_and_starts_nothing(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    (data_dir / "configctl-zk-identity.json").write_text('{"port": "2181"')
+    result = run_cli("zk", "start", "--data-dir", str(data_dir))
+    assert result.returncode == 7
+    assert "identity" in _one_error_line(result.stderr)
+    assert zookeeper_pids(data_dir) == []
