@@ -339,6 +339,10 @@ class Record:
     def _read(cls, fields: Fields, rollout_id: str) -> Record:
         canary = fields.get("canary", CanaryPlan.from_json, None)
         waves = fields.get("waves", _wave_count, 1)
+        step = fields.get("step", _step, {})
+        if int(step.get("wave") or 1) > waves:
+            fields.reject("step", f"wave {step['wave']} is past the last wave ({waves})")
+            step = {}
         return cls(
             id=rollout_id if not fields.strict else fields.get("id", _text, None, required=True),
             kind=fields.get("kind", _choice(KINDS), CANARY if canary is not None else WAVES, required=True),
@@ -354,7 +358,7 @@ class Record:
             plan_chunks=fields.get("plan_chunks", _count, 0),
             undo_chunks=fields.get("undo_chunks", _count, 0),
             baseline_change=fields.get("baseline_change", _count, None),
-            step=fields.get("step", _step, {}),
+            step=step,
             canary=canary,
             failure=fields.get("failure", _text, None),
             events=tuple(fields.get("events", _list_of(_event), ())),
@@ -379,11 +383,14 @@ class Fields:
                 raise KeyError("missing")
             return read(value)
         except (KeyError, TypeError, ValueError, InvalidInput) as exc:
-            if self.strict:
-                why = exc.message if isinstance(exc, InvalidInput) else str(exc)
-                raise InvalidInput(f"rollout record is malformed: {name}: {one_line(why, 120)}") from None
-            self.problems.append(name)
+            self.reject(name, exc.message if isinstance(exc, InvalidInput) else str(exc))
             return default
+
+    def reject(self, name: str, why: str) -> None:
+        """Field ``name`` is wrong: InvalidInput when strict, else it is named in :attr:`problems`."""
+        if self.strict:
+            raise InvalidInput(f"rollout record is malformed: {name}: {one_line(why, 120)}")
+        self.problems.append(name)
 
 
 # What each field of a record may hold: exactly what its writer gives it, within sane bounds.
@@ -497,6 +504,21 @@ def decode_undo_chunk(index: int, data: bytes) -> UndoChunk:
         return UndoChunk.from_json(index, RolloutZNode.decode(data))
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidInput(f"rollout undo chunk is malformed: {type(exc).__name__}") from None
+
+
+def check_plan(record: Record, planned: Sequence[Planned]) -> None:
+    """InvalidInput unless the plan and the record agree on the waves (1..``waves``, each with a
+    write): a runner indexes one by the other (the step is within them: :meth:`Record.decode`).
+
+    A plan still being recorded (``preparing``) or removed (a finished rollout) is not checked.
+    """
+    if not planned or record.state == PREPARING:
+        return
+    numbers = sorted({p.wave for p in planned})
+    if numbers != list(range(1, record.waves + 1)):
+        raise InvalidInput(
+            f"rollout plan has waves {one_line(numbers, 60)}, but its record says {record.waves}"
+        )
 
 
 def waves_of(planned: Sequence[Planned]) -> list[list[Planned]]:

@@ -205,6 +205,7 @@ def load(session: ZkSession, rollout_id: str) -> Loaded:
         names, nodes, owner = _children(session, rollout_id)
         planned = [p for name in names if _is_plan(name) and nodes[name] for p in _plan(nodes[name])]
         undo = [rec.decode_undo_chunk(_undo_index(n), nodes[n][0]) for n in names if _is_undo(n) and nodes[n]]
+        rec.check_plan(record, planned)
     except InvalidInput as exc:
         raise unreadable(rollout_id, exc.message) from None
     undo.sort(key=lambda c: c.index)
@@ -250,6 +251,10 @@ def salvage(session: ZkSession, rollout_id: str) -> Loaded:
             else:
                 problems.append(f"plan chunk {name}")
     undo.sort(key=lambda c: c.index)
+    try:
+        rec.check_plan(record, planned)
+    except InvalidInput as exc:
+        problems.append(exc.message)
     claimed = claimed_by(session, rollout_id) if problems else []
     return Loaded(record, node[1].version, planned, undo, owner, names, problems, claimed, broken, lost)
 

@@ -117,6 +117,8 @@ def _damage(zk: KazooClient, rollout_id: str, field: str, value: object) -> None
         ("options", "fast"),
         ("step", {"step": "wave", "wave": "two"}),
         ("waves", 10**30),
+        ("waves", 7),  # a number, but not the plan's
+        ("step", {"step": "wave", "wave": 3, "activity": "failed"}),  # past the last wave
         ("events", [{"at_ms": "now", "text": 3}]),
     ],
 )
@@ -127,14 +129,17 @@ def test_an_unreadable_open_rollout_keeps_its_claims_and_abort_force_finishes_it
     claims = _claims(zk)
     assert set(claims.values()) == {rollout_id} and len(claims) == 2
     _damage(zk, rollout_id, field, value)
+    record_unreadable = (field, value) != ("waves", 7)  # else the record is readable, its plan disagrees
     damaged = zk.get(f"{ROLLOUTS}/{rollout_id}")[0]
     written = zk.get("/config/topics/a")[0]
 
     # a second rollout on the same entities is refused: the unreadable one keeps its claims
     second = cli(zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "1")
     assert second.returncode == 5, second.stderr
-    assert second.stderr.count("\n") == 1 and "whose record cannot be read" in second.stderr
-    assert f"configctl rollout abort {rollout_id} --force" in second.stderr
+    assert second.stderr.count("\n") == 1 and rollout_id in second.stderr
+    if record_unreadable:
+        assert "whose record cannot be read" in second.stderr
+        assert f"configctl rollout abort {rollout_id} --force" in second.stderr
     assert _claims(zk) == claims and set(_open_records(zk)) == {rollout_id}
 
     # resume, show and a plain abort refuse it in one line, naming the command that ends it
@@ -146,9 +151,9 @@ def test_an_unreadable_open_rollout_keeps_its_claims_and_abort_force_finishes_it
     assert zk.get(f"{ROLLOUTS}/{rollout_id}")[0] == damaged
     assert zk.get("/config/topics/a")[0] == written
     listed = json.loads(cli(zk_connect, "rollout", "list", "--open", "-o", "json").stdout)
-    assert [
-        (item["id"], "cannot be read" in item["problem"] or "malformed" in item["problem"]) for item in listed
-    ] == [(rollout_id, True)]
+    assert [item["id"] for item in listed] == [rollout_id]
+    if record_unreadable:
+        assert "rollout record is malformed" in listed[0]["problem"]
 
     # abort --force ends it, restoring what its undo holds, and says what could not be read
     ended = cli(zk_connect, "rollout", "abort", rollout_id, "--force", "-o", "json")
