@@ -370,18 +370,21 @@ def open_holders(session: ZkSession, entity_paths: Sequence[str]) -> tuple[dict[
 def _holding(session: ZkSession, holder: str) -> str | None:
     """How an open rollout ``holder`` is named in a refusal (with the command that finishes it);
     None when it does not hold its claims any more (finished, gone, or not a rollout id)."""
-    if not _is_id(holder):
+    node = session.get(RolloutZNode.path(holder)) if _is_id(holder) else None
+    if node is None:
         return None
     try:
-        found = read_record(session, holder)
+        record = Record.decode(node[0])
     except InvalidInput as exc:
+        salvaged, problems = Record.salvage(holder, node[0])
+        if "state" not in problems and not salvaged.open:
+            return None  # what can be read of it says it ended: it holds nothing any more
         return (
             f"rollout {holder}, whose record cannot be read ({one_line(exc.message, 120)}); "
             f"finish it first: configctl rollout abort {holder} --force"
         )
-    if found is None or not found[0].open:
+    if not record.open:
         return None
-    record = found[0]
     return (
         f"open rollout {record.id} ({record.kind}, {record.state}, by {record.identity}); "
         f"finish it first: configctl rollout show {record.id}"

@@ -201,3 +201,18 @@ def test_a_record_that_is_not_even_json_is_finished_by_abort_force(zk_connect, z
     assert ended.returncode == 0, ended.stderr
     assert json.loads(ended.stdout)["restored"] == ["topics/a"]
     assert zk.get("/config/topics/a")[0] == FOREIGN_A and _claims(zk) == {}
+
+
+def test_a_damaged_record_that_still_says_it_ended_holds_no_claim(zk_connect, zk, tmp_path):
+    desired = _desired(tmp_path, {"a": "86400000"})
+    done = cli(zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "1", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    rollout_id = json.loads(done.stdout)["id"]
+    # a claim left behind (a finish cut short), then the record damaged: its state still says it ended
+    zk.create(f"{CLAIMS}/topics%2Fa", json.dumps({"rollout": rollout_id}).encode(), makepath=True)
+    _damage(zk, rollout_id, "created_ms", "yesterday")
+    changed = _desired(tmp_path, {"a": "172800000"})
+    again = cli(zk_connect, "apply", "-f", str(changed), "--yes", "--waves", "1")
+    assert again.returncode == 0, again.stderr
+    ended = cli(zk_connect, "rollout", "abort", rollout_id, "--force")
+    assert ended.returncode == 5 and "already ended (completed)" in ended.stderr
