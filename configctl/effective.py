@@ -135,7 +135,7 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
     kept = _kept(state, depends)
     view = view_from(broker_id, static, stored, kept)
     values = handler.effective(entity, view)
-    as_stored = handler.effective(entity, view_from(broker_id, static, stored)) if kept else values
+    as_stored = handler.effective(entity, view_from(broker_id, static, stored)) if kept else dict(values)
     for problem in problems:  # beside a real broker: what it reports wins over what was computed
         found = values.get(problem.key or "")
         if problem.kind == MISMATCH and found is not None and not found.sensitive:

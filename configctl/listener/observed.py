@@ -250,9 +250,13 @@ class Observer:
         if not due:
             return False
         changed = False
+        probed = False
         for check in due:
             try:
                 broker = self._asker()
+                if not probed:  # its own broker first: any broker answers a topic or a quota
+                    broker.describe_broker(self.broker_id, [_PROBE_KEY])
+                    probed = True
                 found = compare(check.entity, check.keys, self.broker_id, self.model, broker)
             except KafkaUnavailable as exc:
                 self._drop_asker()
