@@ -105,7 +105,7 @@ class BrokersRefused(ConfigctlError):
 
 
 class WaitTimedOut(ConfigctlError):
-    """The write is committed, but not every live broker applied it before the wait ended."""
+    """The write is committed, but not every known broker applied it before the wait ended."""
 
     exit_code = 10
 
@@ -138,7 +138,7 @@ class MigrationInProgress(ConfigctlError):
 
 
 EXIT_CODES = {
-    0: "success (plan: no changes; --wait: every live broker applied it)",
+    0: "success (plan: no changes; --wait: every known broker applied it)",
     1: "invalid input: bad entity, key, value or file; nothing was written",
     2: "command-line usage error (click); plan: there are changes; audit --fail-on-drift: drift found",
     3: "ZooKeeper unreachable or session lost; nothing was written",
@@ -148,7 +148,7 @@ EXIT_CODES = {
     7: "environment problem: Java missing, port busy, ZooKeeper jars not found; nothing was written",
     8: "partly written, or a commit's outcome unknown: the message names what was and was not committed",
     9: "written, but a live broker refused it (--wait: rejected, ignored or unreadable)",
-    10: "written, but not every live broker applied it in time (--wait timed out)",
+    10: "written, but not every known broker applied it in time (--wait ended first)",
     11: "rollout aborted: every entity it touched is restored to its previous bytes",
     12: "rollout stuck: its record says what to undo (configctl rollout abort|resume ID)",
     14: "refused: a KRaft controller owns the metadata or a ZooKeeper-to-KRaft migration is under way (/controller, /migration); nothing was written",

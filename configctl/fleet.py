@@ -1,4 +1,4 @@
-"""What the fleet really runs (Contract 7): every broker's state, and waiting until a change lands.
+"""What the fleet really runs (docs/reference/state-and-fleet-nodes.md): every broker's state, and waiting until a change lands.
 
 A running listener keeps ``/configctl/brokers/<id>`` (ephemeral: it exists while the listener's
 session does) with ``last_applied_change`` and its problems; it also keeps a persistent
@@ -82,7 +82,7 @@ class BrokerStatus:
     last_seen_ms: int | None = None
     kafka_registered: bool = False
     observed: bool = False
-    """Its figures come from its real broker (a sidecar, Contract 13), not only configctl's model."""
+    """Its figures come from its real broker (a sidecar beside a real broker), not only configctl's model."""
     observed_change: int | None = None
     """Beside a real broker: the newest change its broker has answered for (agreed or mismatch)."""
     observed_at_ms: int | None = None
@@ -106,7 +106,7 @@ class BrokerStatus:
 
 @dataclass(frozen=True)
 class FleetStatus:
-    """Contract 7's ``configctl status`` document."""
+    """The ``configctl status`` document (docs/reference/json-output.md)."""
 
     latest_change_number: int | None
     brokers: tuple[BrokerStatus, ...]
@@ -125,7 +125,7 @@ class FleetStatus:
 
 
 def known_brokers(store: ConfigStore) -> list[int]:
-    """Every broker the fleet knows (Contract 7): a live listener, a persistent record (its listener
+    """Every broker the fleet knows: a live listener, a persistent record (its listener
     down, until the operator retires it: ``configctl retire``), or Kafka's registration."""
     kafka = store.running_brokers() or set()
     return sorted(set(store.broker_states()) | set(store.fleet_records()) | kafka)
@@ -231,7 +231,7 @@ class BrokerOutcome:
 
 @dataclass
 class WaitResult:
-    """Contract 7's ``"rollout"`` document: the newest change written and each live broker's status."""
+    """The ``--wait`` ``"rollout"`` document (docs/reference/json-output.md): the newest change written and each live broker's status."""
 
     change_number: int | None
     brokers: list[BrokerOutcome] = field(default_factory=list)
@@ -259,8 +259,8 @@ def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[W
 
     A problem with a written entity at (or after) its change number is a refusal of that change;
     a change to an entity this broker does not follow (another broker's own config) counts as
-    applied once the broker has moved past it. Beside a real broker (``"observed": true``, Contract
-    13) applying it to the listener's model is not enough: the broker itself must have answered
+    applied once the broker has moved past it. Beside a real broker (``"observed": true``, a
+    sidecar) applying it to the listener's model is not enough: the broker itself must have answered
     for it (``observed_change``), by agreeing or by a ``mismatch``.
     """
     if state is None:

@@ -79,7 +79,7 @@ def listener() -> None:
     "--metrics-address",
     default="",
     metavar="ADDR",
-    help="Address the metrics server binds to (default: every interface).",
+    help="Address the metrics server binds to (default: 127.0.0.1, loopback; 0.0.0.0 for every interface).",
 )
 @click.option(
     "--stall-after",

@@ -2,7 +2,7 @@
 
 Every live listener (``/configctl/brokers``), every broker known from its persistent record
 (``/configctl/fleet``) or from Kafka's ``/brokers/ids`` that has no live listener (``live``
-false), and their problems (Contract 7); and who owns the cluster's metadata (ZooKeeper, a KRaft
+false), and their problems (docs/reference/state-and-fleet-nodes.md); and who owns the cluster's metadata (ZooKeeper, a KRaft
 controller, or a migration between them), since configctl refuses every write unless it is
 ZooKeeper. Exits 0 whatever it finds: it reports, it does not judge.
 """

@@ -1,7 +1,7 @@
 """``--wait [SECONDS]`` on alter, apply and rollback: follow the brokers until they applied it.
 
 The write is committed first and stays committed whatever the wait finds; the wait only says
-what the fleet did with it (Contract 7): every known broker applied it (exit 0), a broker refused
+what the fleet did with it: every known broker applied it (exit 0), a broker refused
 it (exit 9: rejected, ignored, unreadable or, beside a real broker, mismatch, with its reason), or
 the time ran out with brokers not there yet (exit 10: pending, down, or unreachable). Every known
 broker counts: a live listener, one whose listener is down (``down``, until it comes back or the

@@ -2,7 +2,7 @@
 
 The manager holds the configs in force for one broker (every entity a broker follows: all
 topics, users, clients and IPs, plus ``brokers/<id>`` and ``brokers/<default>``), and the
-bookkeeping a fleet operator needs: what the broker could not apply (Contract 7's problems),
+bookkeeping a fleet operator needs: what the broker could not apply (its problems, docs/reference/state-and-fleet-nodes.md),
 counters, the snapshot. It keeps the loop and the books; what a change *means* is asked of the
 entity family's handler (:mod:`configctl.handlers`), the same handlers ``describe --effective``
 answers with. It is fed raw node bytes by :mod:`configctl.listener.runtime` and never touches
@@ -288,7 +288,7 @@ class DynamicConfigManager:
             return {path: dict(config) for path, config in self._configs.items()}
 
     def problems(self) -> list[Problem]:
-        """What this broker could not apply (Contract 7), oldest first."""
+        """What this broker could not apply, oldest first."""
         with self._lock:
             return list(self._problems.values())
 
@@ -737,7 +737,8 @@ class DynamicConfigManager:
         return found
 
     def state_document(self) -> dict[str, Any]:
-        """Contract 4's broker state, plus Contract 7's problems and what an operator needs to trust it."""
+        """The broker state node's document (docs/reference/state-and-fleet-nodes.md): what it applied,
+        its problems, and what an operator needs to trust it."""
         with self._lock:
             return {
                 "broker_id": self.broker_id,
@@ -753,7 +754,7 @@ class DynamicConfigManager:
             }
 
     def snapshot_lines(self, captured_at_ms: int | None = None) -> Iterator[str]:
-        """Contract 4's JSON Lines: every broker key, then every overridden key of other entities.
+        """The snapshot's JSON Lines (docs/reference/snapshots.md): every broker key, then every overridden key of other entities.
 
         Each line is ``head + body + tail`` (:mod:`configctl.snapshot`) where only the body depends
         on the entity, and bodies are cached: writing 100,000 topic overrides is a join, not

@@ -130,7 +130,7 @@ class Check:
 
 class Observer:
     """Asks broker ``broker_id`` (through ``connect()``, a :class:`KafkaAdmin` factory) whether it
-    runs what ``model`` computes, keeping Contract 7 problems of kinds ``mismatch`` and
+    runs what ``model`` computes, keeping problems of kinds ``mismatch`` and
     ``unreachable``. ``on_change`` is called (from the observer's thread) when the problems change.
 
     :meth:`step` does one round of due checks and is what the thread runs; tests drive it
@@ -226,7 +226,7 @@ class Observer:
             return min([self._handed, *(n - 1 for n in open_checks if n is not None)])
 
     def state(self) -> dict[str, Any]:
-        """The state node's observation fields (Contract 13; see :meth:`observed_change`)."""
+        """The state node's observation fields (see :meth:`observed_change`)."""
         with self._lock:
             return {
                 "observed": True,

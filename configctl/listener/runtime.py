@@ -246,7 +246,7 @@ class ConfigListener:
     ``state_dir``: where to keep ``broker-<id>.jsonl``.
     ``metrics_port``: serve Prometheus ``/metrics`` and ``/healthz`` on this port (0: any free
     port, see :attr:`metrics_port`; None: no server, :meth:`metrics_text` still works) at
-    ``metrics_address`` (all interfaces by default). ``stall_after_s``: how long work may wait
+    ``metrics_address`` (loopback by default). ``stall_after_s``: how long work may wait
     undone before :meth:`health` calls the listener stalled. ``digest_key_file``: the fleet's
     digest key (else ``$CONFIGCTL_DIGEST_KEY_FILE``; neither: plain SHA-256), which makes the
     digests of secrets in snapshots and the state node HMAC-SHA256 under it (:func:`secrets.digest`).
@@ -460,7 +460,7 @@ class ConfigListener:
         return self.manager.configs()
 
     def problems(self) -> list[Problem]:
-        """What this broker could not apply (Contract 7's list, as the state node publishes it),
+        """What this broker could not apply (the list the state node publishes),
         oldest first. Each :class:`Problem` has ``kind`` (poison, rejected, ignored, unreadable),
         ``entity_path``, ``change_number``, ``reason`` and, where they apply, ``name`` (the key),
         ``plugin`` and ``notification``; ``to_json()`` gives the published form. Beside a real

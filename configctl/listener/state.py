@@ -1,4 +1,4 @@
-"""Where a running listener shows what it applied (Contract 4).
+"""Where a running listener shows what it applied (docs/reference/state-and-fleet-nodes.md).
 
 * The ephemeral node ``/configctl/brokers/<id>``: exists exactly while the listener's session
   does, so "is broker 3's listener up, and how far has it got" is one ZooKeeper read. It is
