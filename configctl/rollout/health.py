@@ -326,8 +326,7 @@ def _follow(process: subprocess.Popen[bytes], tail: Tail, deadline: float) -> bo
         if left <= 0:
             return False
         if reading:
-            ready, _, _ = select.select([fd], [], [], min(POLL_SECONDS, left))
-            reading = not ready or _read(fd, tail)
+            reading = not _readable(fd, min(POLL_SECONDS, left)) or _read(fd, tail)
         else:
             time.sleep(min(POLL_SECONDS, left))
     if reading:
@@ -357,9 +356,16 @@ def _read(fd: int, tail: Tail) -> bool:
 def _drain(fd: int, tail: Tail, until: float) -> None:
     """What is left in the pipe, until its end or ``until`` (a background job may hold it open)."""
     while (left := until - time.monotonic()) > 0:
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready and not _read(fd, tail):
+        if _readable(fd, left) and not _read(fd, tail):
             return
+
+
+def _readable(fd: int, seconds: float) -> bool:
+    """Wait up to ``seconds`` for ``fd`` to have something to read (or its end); ``poll``, not
+    ``select``, so a process with more than 1024 files open can run a check too."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(max(0, int(seconds * 1000))))
 
 
 def stop_check(process: subprocess.Popen[bytes], token: str) -> int | None:

@@ -6,6 +6,7 @@ Real ``sh`` processes; no ZooKeeper.
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from pathlib import Path
@@ -137,3 +138,18 @@ def test_a_check_never_sees_configctl_secrets(tmp_path, monkeypatch):
 def test_a_zk_auth_setting_without_an_inline_password_is_passed():
     environ = {"CONFIGCTL_ZK_AUTH": "digest:admin", "HOME": "/home/x"}
     assert health.check_environment({}, environ) == environ
+
+
+def test_a_check_runs_in_a_process_with_more_than_1024_files_open():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this machine allows {hard} open files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    opened = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        result = health.run_check("echo fine", {}, 20)
+    finally:
+        for fd in opened:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert result.ok and result.output == "fine\n", result
