@@ -7,8 +7,10 @@ kazoo client, as an attacker or a broken tool would.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 from helpers import run_cli
 from kazoo.client import KazooClient
@@ -216,3 +218,50 @@ def test_a_damaged_record_that_still_says_it_ended_holds_no_claim(zk_connect, zk
     assert again.returncode == 0, again.stderr
     ended = cli(zk_connect, "rollout", "abort", rollout_id, "--force")
     assert ended.returncode == 5 and "already ended (completed)" in ended.stderr
+
+
+# -- the health check, through a real rollout -------------------------------------------------------
+
+
+def test_a_rollouts_check_sees_no_secret_is_judged_by_its_status_and_leaves_nothing_running(
+    zk_connect, zk: KazooClient, tmp_path
+):
+    seen, pids = tmp_path / "env", tmp_path / "pids"
+    desired = _desired(tmp_path, {"a": "86400000"})
+    secret_env = {"CONFIGCTL_PASSWORD_ENCODER_SECRET": "encoder-secret", "CONFIGCTL_ZK_SASL_PASSWORD": "sasl"}
+    started = time.monotonic()
+    done = cli(
+        zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "1", "--check-timeout", "30",
+        "--check", f'env > "{seen}"; setsid sleep 60 & echo $! > "{pids}"; echo healthy',
+        "-o", "json", env=secret_env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 25  # judged when its shell exited, not at the timeout
+    check = next(s for s in json.loads(done.stdout)["steps"] if s["part"] == "check")
+    assert check["ok"] and check["exit_code"] == 0 and check["output"] == "healthy\n"
+    text = seen.read_text()
+    assert "encoder-secret" not in text and "CONFIGCTL_ZK_SASL_PASSWORD" not in text
+    assert "CONFIGCTL_ROLLOUT=" in text and "CONFIGCTL_ZOOKEEPER=" in text
+    sleeper = int(pids.read_text())
+    deadline = time.monotonic() + 5
+    while not _gone(sleeper):
+        assert time.monotonic() < deadline, "the check's detached child outlived it"
+        time.sleep(0.05)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_rollouts_check_that_times_out_is_reported_against_its_configured_timeout(zk_connect, tmp_path):
+    desired = _desired(tmp_path, {"a": "86400000"})
+    stopped = cli(
+        zk_connect, "apply", "-f", str(desired), "--yes", "--waves", "1", "--check-timeout", "1.5",
+        "--check", "sleep 30", "-o", "json",
+    )  # fmt: skip
+    assert stopped.returncode == 12, stopped.stderr
+    report = json.loads(stopped.stdout)
+    assert "the check did not finish within its timeout (1.5s) and was killed" in report["failure"]
