@@ -9,7 +9,9 @@ statuses, the soak time left); piped, one line per event; with ``-o json`` one d
 Exit statuses: 0 promoted or completed (and, after a promotion, every live broker applied it;
 9 or 10 otherwise, as ``--wait``), 11 aborted with every entity restored, 12 stopped with the
 rollout left open (its record says what is left to do), 5 refused because an open rollout holds
-one of the entities.
+one of the entities, 2 a rollout option whose value is not one (:mod:`.rollout_options`).
+``rollout abort --force`` ends a rollout that cannot be read whole, and exits 8 when part of its
+undo could not be read (named).
 """
 
 from __future__ import annotations
