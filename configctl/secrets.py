@@ -42,7 +42,18 @@ except ImportError:  # pragma: no cover - older cryptography
 # Digests (what snapshots show instead of a secret) live in configctl.digests, standard library
 # only, so the audit job reads them on a cluster driver without this module's dependencies;
 # re-exported here, where the rest of the project looks for them.
-from configctl.digests import DIGEST_KEY_ENV, DIGEST_PREFIX, digest, read_digest_key  # noqa: F401
+from configctl.digests import (  # noqa: F401
+    DIGEST_KEY_ENV,
+    DIGEST_PREFIX,
+    KEYED_PREFIX,
+    comparable,
+    digest,
+    is_digest,
+    is_keyed,
+    keyed_digest,
+    published_digest,
+    read_digest_key,
+)
 from configctl.errors import InvalidInput
 
 # -- SCRAM ----------------------------------------------------------------------------------------

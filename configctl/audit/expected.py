@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from configctl.audit.schema import BROKER_DEFAULT_PATH, DIGEST_PREFIX, is_sensitive
-from configctl.digests import digest
+from configctl.audit.schema import BROKER_DEFAULT_PATH, is_sensitive
+from configctl.digests import comparable, digest, is_digest
 from configctl.errors import InvalidInput
 from configctl.files import read_text
 
@@ -128,10 +128,13 @@ def snapshot_form(name: str, value: str | None, digest_key: bytes | None = None)
 
     The digest is :func:`configctl.digests.digest`, the listener's, under the fleet's digest key
     when there is one (a listener with the key writes HMAC digests; without it, plain SHA-256).
-    A value that already is a digest is kept: an exported desired state holds digests.
+    A value that already is a digest is kept: an exported desired state holds digests, in either
+    form (a keyed ``hmac-sha256:<hex>`` copied from a state node is read in snapshot form).
     """
-    if value is None or not is_sensitive(name) or value.startswith(DIGEST_PREFIX):
+    if value is None or not is_sensitive(name):
         return value
+    if is_digest(value):
+        return comparable(value)
     return digest(value, digest_key)
 
 

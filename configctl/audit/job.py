@@ -61,6 +61,7 @@ from configctl.audit.options import AuditInputError, AuditOptions
 from configctl.audit.schema import (
     CORRUPT_COLUMN,
     DIGEST_PREFIX,
+    KEYED_PREFIX,
     per_broker_regex,
     sensitive_name_regex,
     snapshot_schema,
@@ -165,10 +166,20 @@ def _problem() -> str:
 
 
 def _clear_secret(value: str = "value", name: str = "name") -> str:
-    """SQL: ``value`` is a secret that arrived in clear (not yet a digest)."""
+    """SQL: ``value`` is a secret that arrived in clear (a digest in neither form)."""
     return (
         f"({value} IS NOT NULL AND NOT startswith({value}, {sql.text(DIGEST_PREFIX)}) "
+        f"AND NOT startswith({value}, {sql.text(KEYED_PREFIX)}) "
         f"AND {name} RLIKE {sql.text(sensitive_name_regex())})"
+    )
+
+
+def _comparable(value: str = "value") -> str:
+    """SQL: :func:`configctl.digests.comparable`: a ``hmac-sha256:<hex>`` digest in snapshot form
+    (``sha256:<hex>``, the same HMAC), so lines holding either form of one secret are one value."""
+    return (
+        f"CASE WHEN startswith({value}, {sql.text(KEYED_PREFIX)}) "
+        f"THEN concat({sql.text(DIGEST_PREFIX)}, substring({value}, {len(KEYED_PREFIX) + 1})) ELSE {value} END"
     )
 
 
@@ -197,7 +208,7 @@ def _lines(raw: DataFrame, keyed: bool) -> DataFrame:
     return raw.selectExpr(
         "CASE WHEN _bad IS NULL THEN entity_path ELSE _file END AS path",
         "CASE WHEN _bad IS NULL THEN name END AS name",
-        f"CASE WHEN _bad IS NULL THEN value ELSE {shown} END AS value",
+        f"CASE WHEN _bad IS NULL THEN {_comparable()} ELSE {shown} END AS value",
         "coalesce(_bad, source) AS source",
         "CASE WHEN _bad IS NULL THEN broker_id END AS broker_id",
         "change_number",

@@ -18,7 +18,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from configctl import catalogue, snapshot
-from configctl.digests import DIGEST_PREFIX  # noqa: F401 (the job's SQL needs it as a literal)
+from configctl.digests import DIGEST_PREFIX, KEYED_PREFIX  # noqa: F401 (the job's SQL needs them as literals)
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

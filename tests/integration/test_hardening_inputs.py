@@ -88,6 +88,13 @@ def test_a_fifo_as_a_desired_state_file_is_refused_at_once(fifo, zk_connect):
     assert "named pipe" in one_line_error(result)
 
 
+def test_a_fifo_as_the_audits_desired_state_is_refused_at_once(fifo, tmp_path):
+    (tmp_path / "snapshots").mkdir()
+    result = run("audit", "--snapshots", str(tmp_path / "snapshots"), "--desired-state", str(fifo))
+    assert result.returncode == 1
+    assert "desired state" in one_line_error(result) and "named pipe" in result.stderr
+
+
 def test_a_fifo_as_the_command_config_file_is_refused_at_once(fifo):
     result = run(
         "--bootstrap-server", "127.0.0.1:1", "--command-config", str(fifo), "describe", "--topic", "t"
