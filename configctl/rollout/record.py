@@ -315,7 +315,7 @@ class Record:
             raise InvalidInput(
                 f"rollout record has format {one_line(repr(document.get('format')), 60)}, not {FORMAT!r}"
             )
-        return cls._read(Fields(document, strict=True), str(document.get("id")))
+        return cls._read(Fields(document, strict=True), None)
 
     @classmethod
     def salvage(cls, rollout_id: str, data: bytes) -> tuple[Record, list[str]]:
@@ -336,7 +336,8 @@ class Record:
         return cls._read(fields, rollout_id), fields.problems
 
     @classmethod
-    def _read(cls, fields: Fields, rollout_id: str) -> Record:
+    def _read(cls, fields: Fields, rollout_id: str | None) -> Record:
+        """The record ``fields`` hold; its id is ``rollout_id`` when given (salvaged: the node's name)."""
         canary = fields.get("canary", CanaryPlan.from_json, None)
         waves = fields.get("waves", _wave_count, 1)
         step = fields.get("step", _step, {})
@@ -344,7 +345,7 @@ class Record:
             fields.reject("step", f"wave {step['wave']} is past the last wave ({waves})")
             step = {}
         return cls(
-            id=rollout_id if not fields.strict else fields.get("id", _text, None, required=True),
+            id=rollout_id if rollout_id is not None else fields.get("id", _text, None, required=True),
             kind=fields.get("kind", _choice(KINDS), CANARY if canary is not None else WAVES, required=True),
             state=fields.get("state", _choice(OPEN_STATES + FINISHED_STATES), STOPPED, required=True),
             created_ms=fields.get("created_ms", _ms, 0, required=True),
