@@ -338,3 +338,41 @@ def test_a_connection_reset_by_the_client_is_one_debug_json_line(zk_connect, tmp
     records = [json.loads(line) for line in lines]  # every line one JSON object: no raw traceback lines
     endpoint = [r for r in records if "metrics endpoint" in r["message"]]
     assert endpoint and all(r["level"].lower() == "debug" and "\n" not in r["message"] for r in endpoint)
+
+
+class _Quiet:
+    """A listener with nothing to report: enough for the server's own behaviour."""
+
+    def metrics_snapshot(self) -> dict:
+        zero = ("changes_applied", "notifications_processed", "notifications_pending", "errors", "full_loads")
+        return {
+            **dict.fromkeys(zero, 0),
+            "last_applied_change": -1,
+            "problems": {},
+            "problems_reported": {},
+            "connected": True,
+            "healthy": True,
+            "plugin_errors": 0,
+            "applied_at_ms": None,
+        }
+
+
+@pytest.mark.parametrize(("address", "host"), [("", "127.0.0.1"), ("::", "[::1]"), ("::1", "[::1]")])
+def test_metrics_address_defaults_to_loopback_and_takes_ipv6(address, host):
+    from configctl.listener.metrics import ListenerMetrics, MetricsServer
+
+    server = MetricsServer(ListenerMetrics(_Quiet()), lambda: (True, {"status": "ok"}), address=address)
+    try:
+        assert server.address == (address or "127.0.0.1")
+        with urllib.request.urlopen(f"http://{host}:{server.port}/healthz", timeout=5) as answer:
+            assert answer.status == 200
+    finally:
+        server.close()
+
+
+def test_an_address_the_host_does_not_have_is_one_line_exit_7():
+    from configctl.errors import EnvironmentProblem
+    from configctl.listener.metrics import ListenerMetrics, MetricsServer
+
+    with pytest.raises(EnvironmentProblem, match=r"^cannot serve metrics on 192\.0\.2\.1:0: .+$"):
+        MetricsServer(ListenerMetrics(_Quiet()), lambda: (True, {}), address="192.0.2.1")
