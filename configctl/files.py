@@ -85,7 +85,7 @@ def check_readable(path: str | os.PathLike[str], label: str = "") -> int:
         return stat.S_IFREG
     if stat.S_ISFIFO(mode) and _is_open_pipe(name):
         return stat.S_IFIFO
-    raise InvalidInput(f"{label}: {_kind(mode)}, not a regular file; refusing to read it")
+    raise InvalidInput(f"{label}: not a regular file ({_kind(mode)}); refusing to read it")
 
 
 def _is_open_pipe(name: str) -> bool:
@@ -109,7 +109,7 @@ def _is_open_pipe(name: str) -> bool:
 def _same_kind(mode: int, expected: int, label: str) -> None:
     """Refuse a file that is no longer what :func:`check_readable` saw (replaced in between)."""
     if stat.S_IFMT(mode) != expected:
-        raise InvalidInput(f"{label}: {_kind(mode)}, not a regular file; refusing to read it")
+        raise InvalidInput(f"{label}: not a regular file ({_kind(mode)}); refusing to read it")
 
 
 def _kind(mode: int) -> str:

@@ -56,7 +56,10 @@ def fifo(tmp_path: Path) -> Path:
 
 
 def test_a_named_pipe_is_refused_before_it_is_opened(fifo):
-    with pytest.raises(InvalidInput, match=r"^key file .*pipe: a named pipe \(FIFO\), not a regular file"):
+    with pytest.raises(
+        InvalidInput,
+        match=r"^key file .*pipe: not a regular file \(a named pipe \(FIFO\)\); refusing to read it$",
+    ):
         within_deadline(read_bytes, fifo, "key file")
     with pytest.raises(InvalidInput, match="named pipe"):
         within_deadline(read_text, fifo, "profile file")
