@@ -120,6 +120,8 @@ def read_expected_state(path: str | Path) -> ExpectedState:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"desired state {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+    except RecursionError:  # the decoder recurses per level: [[[[...]]]] deep enough
+        raise ValueError(f"desired state {path} is not JSON: nesting too deep") from None
     return ExpectedState.from_json(data)
 
 

@@ -173,7 +173,7 @@ def read_identity(data_dir: Path) -> Identity | None:
         return Identity.from_json(json.loads(read_text(path, "server identity file", limit=64 * 1024)))
     except InvalidInput as exc:
         raise EnvironmentProblem(str(exc)) from None
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:  # RecursionError: nested too deep
         raise EnvironmentProblem(
             f"unreadable server identity file {path}: {one_line(exc)} (fix it, or delete it and give "
             "--port, --nodes, --tls and --sasl again)"
@@ -203,8 +203,8 @@ def read_state(data_dir: Path) -> State | None:
         )
     except InvalidInput as exc:  # unreadable, or not a file: the one-line reason
         raise EnvironmentProblem(str(exc)) from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise EnvironmentProblem(f"unreadable state file {path}: {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # nested too deep
+        raise EnvironmentProblem(f"unreadable state file {path}: {one_line(exc)}") from None
 
 
 def write_state(data_dir: Path, state: State) -> None:

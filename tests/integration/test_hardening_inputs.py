@@ -150,3 +150,12 @@ def _env() -> dict[str, str]:
     from helpers import child_env
 
     return child_env()
+
+
+def test_a_deeply_nested_desired_state_for_the_audit_is_one_line_exit_1(tmp_path):
+    (tmp_path / "snapshots").mkdir()
+    desired = tmp_path / "desired.json"
+    desired.write_text("[" * 100_000 + "]" * 100_000)
+    result = run("audit", "--snapshots", str(tmp_path / "snapshots"), "--desired-state", str(desired))
+    assert result.returncode == 1
+    assert "nesting too deep" in one_line_error(result)

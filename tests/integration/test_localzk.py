@@ -348,3 +348,12 @@ def test_a_damaged_identity_record_is_one_line_and_starts_nothing(data_dir: Path
     assert result.returncode == 7
     assert "identity" in _one_error_line(result.stderr)
     assert zookeeper_pids(data_dir) == []
+
+
+def test_a_deeply_nested_state_file_is_one_line(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    (data_dir / STATE_FILE).write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli("zk", "status", "--data-dir", str(data_dir))
+    assert result.returncode == 7
+    assert "unreadable state file" in _one_error_line(result.stderr)
+    (data_dir / STATE_FILE).unlink()  # so the fixture's stop finds nothing to stop
