@@ -86,6 +86,8 @@ class BrokerStatus:
     observed_change: int | None = None
     """Beside a real broker: the newest change its broker has answered for (agreed or mismatch)."""
     observed_at_ms: int | None = None
+    problems_omitted: int = 0
+    """Problems its listener has but did not publish (the list is cut at its newest 1,000)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +103,7 @@ class BrokerStatus:
             "observed": self.observed,
             "observed_change": self.observed_change,
             "observed_at_ms": self.observed_at_ms,
+            "problems_omitted": self.problems_omitted,
         }
 
 
@@ -179,6 +182,7 @@ def status(store: ConfigStore) -> FleetStatus:
                 observed=live.get("observed") is True,
                 observed_change=_change(live.get("observed_change")),
                 observed_at_ms=_time_ms(live.get("observed_at_ms")),
+                problems_omitted=_change(live.get("problems_omitted")) or 0,
             )
         )
     return FleetStatus(latest, tuple(brokers), metadata)

@@ -420,6 +420,8 @@ class BrokerStateZNode:
             if not items:
                 break
             doc[longest] = items[len(items) // 2 :]
+            if longest == "problems":  # a cut list says so
+                doc["problems_omitted"] = int(doc.get("problems_omitted") or 0) + len(items) // 2
             data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
         return data
 

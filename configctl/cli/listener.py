@@ -89,6 +89,16 @@ def listener() -> None:
     metavar="SECONDS",
     help="/healthz says 'stalled' (503) when work has waited undone this long.",
 )
+@click.option(
+    "--recheck-every",
+    "recheck_every",
+    type=click.FloatRange(min=0.1, max=86_400),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Re-list the change notifications this often even when no watch fired (a lost watch, "
+    "or a directory it could not read for a while, is caught up within it).",
+)
 @digest_key_file_option(
     "The fleet's digest key (at least 16 bytes, the same for every listener and the audit): "
     "secrets in the snapshot and state node are HMAC-SHA256 under it instead of plain SHA-256."
@@ -117,6 +127,7 @@ def run(
     metrics_port: int | None,
     metrics_address: str,
     stall_after: float,
+    recheck_every: float,
     digest_key_file: str | None,
     log_level: str,
     log_format: str,
@@ -149,6 +160,7 @@ def run(
         metrics_port=metrics_port,
         metrics_address=metrics_address,
         stall_after_s=stall_after,
+        recheck_s=recheck_every,
         digest_key_file=digest_key_file,
         bootstrap_server=bootstrap,
         command_config=settings().command_config if bootstrap else None,

@@ -67,7 +67,8 @@ class StatusView:
             if broker.behind:
                 behind = f"[yellow]{behind}[/]"
             kinds = sorted({p.kind for p in broker.problems})
-            problems = f"[red]{len(broker.problems)} ({', '.join(kinds)})[/]" if broker.problems else "0"
+            count = len(broker.problems) + broker.problems_omitted
+            problems = f"[red]{count} ({', '.join(kinds)})[/]" if broker.problems else "0"
             row = [
                 str(broker.broker_id),
                 live,
@@ -106,6 +107,11 @@ class StatusView:
                 safe(p.reason) + (f" (plugin {safe(p.plugin)})" if p.plugin else ""),
             )
         out.print(table)
+        if broker.problems_omitted:
+            out.print(
+                f"[red]{broker.problems_omitted} older problem(s) not listed[/]: its listener publishes "
+                "the newest 1,000; the others are listed again as newer ones clear."
+            )
 
 
 def _figures(broker: fleet.BrokerStatus) -> str:

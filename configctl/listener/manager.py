@@ -67,7 +67,9 @@ IN_FORCE_LIMIT = 200
 """``last_applied_change`` before any notification was seen (Kafka's lastExecutedChange starts here)."""
 
 MAX_REPORTED = 1000
-"""At most this many problems are kept (newest win); the counters keep counting."""
+"""At most this many problems are published (the newest), with ``problems_omitted`` saying how many
+more there are. Every problem is kept until its cause clears (one per entity, key and kind, so
+they are bounded by what exists), so an older one is published again as newer ones clear."""
 
 _PASSWORD_SECRET = "password.encoder.secret"
 _OLD_PASSWORD_SECRET = "password.encoder.old.secret"
@@ -695,8 +697,6 @@ class DynamicConfigManager:
             key = (problem.kind, problem.entity_path or problem.notification, problem.name)
             self._problems.pop(key, None)
             self._problems[key] = stamped
-            while len(self._problems) > MAX_REPORTED:
-                self._problems.pop(next(iter(self._problems)))
             self._problem_index = None
         if result is not None:
             result.problems.append(stamped)
@@ -746,7 +746,8 @@ class DynamicConfigManager:
                 "applied_at_ms": self.applied_at_ms,
                 "static_config": self.masked_static_config(),
                 "static_config_digests": self.static_config_digests(),
-                "problems": [p.to_json() for p in self._problems.values()],
+                "problems": [p.to_json() for p in list(self._problems.values())[-MAX_REPORTED:]],
+                "problems_omitted": max(0, len(self._problems) - MAX_REPORTED),
                 "in_force": self._in_force(),
                 "counters": dict(self.counters),
                 "plugins": [p.name for p in self.plugins],

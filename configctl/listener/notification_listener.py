@@ -29,11 +29,20 @@ closed:
 kazoo forgets its watches when a connection drops, even when the session survives, so every
 (re)connection triggers at least a re-list with the watch re-armed; a new session id triggers a
 full reload.
+
+A watch can also be lost without any connection event: ZooKeeper does not tell a watcher that
+may no longer read the directory (its READ right revoked for a while), and a watch is one-shot.
+So the worker also re-lists by itself every :data:`RECHECK_S` seconds (jittered): a listener that
+missed an event catches up within that bound, and one that cannot list says so (the step fails,
+is logged, and ``/healthz`` turns to "stalled" once it has failed for ``stall_after``). The
+directory deleted and created again (its counter restarts at 0) is seen by its creation zxid and
+answered with a full reload that follows the new numbering.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections import ChainMap
@@ -57,6 +66,8 @@ _BACKOFF_START = 0.1
 _BACKOFF_MAX = 2.0
 SPECULATE = 4
 """Notifications read ahead, in the listing's round trip, after the last one processed."""
+RECHECK_S = 30.0
+"""A re-list this often (each wait drawn from 0.8-1.2 times it) even when no watch fired."""
 
 
 class ChangeHandler(Protocol):
@@ -91,9 +102,13 @@ class SequentialNotificationListener:
         speculate: int = SPECULATE,
         clock: Callable[[], float] = time.time,
         name: str = "configctl-listener",
+        recheck_s: float = RECHECK_S,
     ) -> None:
         if change_expiration_ms <= 0:
             raise InvalidInput("change expiration must be a positive number of milliseconds")
+        if not recheck_s > 0:
+            raise InvalidInput("the re-check interval must be a positive number of seconds")
+        self.recheck_s = float(recheck_s)
         self.handler = handler
         self.change_expiration_ms = int(change_expiration_ms)
         self.session_watch = SessionWatch(
@@ -142,6 +157,7 @@ class SequentialNotificationListener:
             "checks": 0,
             "notifications_processed": 0,
             "prefetched_notifications": 0,
+            "rechecks": 0,
             "errors": 0,
         }
         self.stats: ChainMap[str, int] = ChainMap(self._counts, self.purge.stats)
@@ -238,8 +254,14 @@ class SequentialNotificationListener:
         warned: set[str] = set()  # error kinds already logged at WARNING in this run of failures
         while True:
             with self._cond:
+                until = time.monotonic() + self.recheck_s * random.uniform(0.8, 1.2)
                 while not (self._stopping or self._need_reload or self._need_check):
-                    self._cond.wait()
+                    remaining = until - time.monotonic()
+                    if remaining <= 0:  # no event for a while: look anyway (a watch may be lost)
+                        self._need_check = True
+                        self._counts["rechecks"] += 1
+                        break
+                    self._cond.wait(remaining)
                 if self._stopping:
                     return
                 reload, self._need_reload = self._need_reload, False
@@ -289,6 +311,8 @@ class SequentialNotificationListener:
             raise ZooKeeperUnavailable("not connected to ZooKeeper")
         names = self.watch.list(watch=False)
         up_to = self.watch.number(max(names)) if names else None
+        if self.watch.recreated:
+            self._renumbered()
         if up_to is not None and self._last is not None and up_to < self._last:
             log.warning(
                 "the newest notification is %d but change %d was already applied: the change counter "
@@ -325,6 +349,10 @@ class SequentialNotificationListener:
         early = watch.read_ahead(self._last, self.speculate)
         names = watch.list(watch=True)
         prefetched = early.result()
+        if watch.recreated:  # numbers restarted: what is there now cannot be told from what was
+            self._renumbered()
+            self.request_reload()
+            return
         if self._last is None:
             pending = sorted(names)
         else:
@@ -356,6 +384,14 @@ class SequentialNotificationListener:
             self.pending_notifications = max(0, len(pending) - start - len(chunk))
         watch.forget(self.purge.purge(names))
         self.handler.present(watch.present())
+
+    def _renumbered(self) -> None:
+        log.warning(
+            "%s was deleted and created again: its change counter restarted; reloading everything "
+            "and following the new numbering",
+            printable(self.watch.path),
+        )
+        self._last = None
 
 
 def _describe(exc: BaseException) -> str:

@@ -43,6 +43,7 @@ from configctl.listener.manager import BatchResult, DynamicConfigManager, Entity
 from configctl.listener.metrics import ListenerMetrics, MetricsServer
 from configctl.listener.notification_listener import (
     DEFAULT_CHANGE_EXPIRATION_MS,
+    RECHECK_S,
     SequentialNotificationListener,
 )
 from configctl.listener.observed import ADMIN_TIMEOUT_S, Observer
@@ -247,7 +248,9 @@ class ConfigListener:
     ``metrics_port``: serve Prometheus ``/metrics`` and ``/healthz`` on this port (0: any free
     port, see :attr:`metrics_port`; None: no server, :meth:`metrics_text` still works) at
     ``metrics_address`` (loopback by default). ``stall_after_s``: how long work may wait
-    undone before :meth:`health` calls the listener stalled. ``digest_key_file``: the fleet's
+    undone before :meth:`health` calls the listener stalled. ``recheck_s``: how often it re-lists
+    the notifications even when no watch fired (a lost watch is caught up within it).
+    ``digest_key_file``: the fleet's
     digest key (else ``$CONFIGCTL_DIGEST_KEY_FILE``; neither: plain SHA-256), which makes the
     digests of secrets in snapshots and the state node HMAC-SHA256 under it (:func:`secrets.digest`).
     ``bootstrap_server`` (with ``command_config``, a Kafka client properties file): the real broker
@@ -272,6 +275,7 @@ class ConfigListener:
         metrics_port: int | None = None,
         metrics_address: str = "",
         stall_after_s: float = DEFAULT_STALL_AFTER_S,
+        recheck_s: float = RECHECK_S,
         digest_key_file: str | os.PathLike[str] | None = None,
         bootstrap_server: str | None = None,
         command_config: str | os.PathLike[str] | None = None,
@@ -314,6 +318,7 @@ class ConfigListener:
             change_expiration_ms=int(change_expiration_ms),
             purge_jitter_ms=purge_jitter_ms,
             name=f"configctl-listener-{self.broker_id}",
+            recheck_s=recheck_s,
         )
         self.metrics = ListenerMetrics(self)
         self.stall_after_s = float(stall_after_s)

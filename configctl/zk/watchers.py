@@ -105,6 +105,10 @@ class NotificationWatch:
         self._on_bad_name = on_bad_name
         self._known: set[str] = set()  # valid notification names of the last listing
         self._bad_names: set[str] = set()
+        self._created: int | None = None  # the directory's creation zxid, as last listed
+        self.recreated = False
+        """The last listing found the directory created anew since the one before (deleted and made
+        again): its sequence counter restarted, so numbers seen before mean nothing now."""
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -136,6 +140,11 @@ class NotificationWatch:
         if children is None:
             self._known = set()
             return set()
+        children, stat = children
+        self.recreated = self._created is not None and stat.czxid != self._created
+        self._created = stat.czxid
+        if self.recreated:
+            self._known, self._bad_names = set(), set()
         current = set(children)
         known = current & self._known
         for name in current - self._known - self._bad_names:
@@ -147,14 +156,15 @@ class NotificationWatch:
         self._known = known
         return known
 
-    def _list_once(self, watch: bool) -> list[str] | None:
-        """The children, or None when the path does not exist (watched for, with ``watch``)."""
+    def _list_once(self, watch: bool) -> tuple[list[str], Any] | None:
+        """The children and the directory's stat, or None when the path does not exist (watched
+        for, with ``watch``)."""
         client, timeout = self.session.client, self.session.timeout
         with translate_errors(f"list {self.path}"):
             try:
-                return client.get_children_async(self.path, watch=self._on_children if watch else None).get(
-                    timeout=timeout
-                )
+                return client.get_children_async(
+                    self.path, watch=self._on_children if watch else None, include_data=True
+                ).get(timeout=timeout)
             except NoNodeError:
                 pass
             # Nothing was ever written: be told when the first notification creates the path.

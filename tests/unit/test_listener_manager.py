@@ -8,7 +8,13 @@ import logging
 import pytest
 
 from configctl.entities import Entity, EntityType
-from configctl.listener.manager import NO_CHANGE, DynamicConfigManager, EntityRead, RawNotification
+from configctl.listener.manager import (
+    MAX_REPORTED,
+    NO_CHANGE,
+    DynamicConfigManager,
+    EntityRead,
+    RawNotification,
+)
 from configctl.listener.plugins import ConfigUpdate, Reconfigurable, wrap
 from configctl.secrets import PasswordEncoder, digest
 from configctl.znodes import encode_entity_config, encode_notification
@@ -469,3 +475,31 @@ def test_effective_of_any_entity_and_foreign_broker_refused():
 
     with pytest.raises(InvalidInput):
         m.effective(Entity.of(EntityType.BROKERS, "2"))
+
+
+def test_past_the_published_cap_problems_are_counted_as_omitted_and_come_back_as_others_clear():
+    m = manager()
+    total = MAX_REPORTED + 5
+    poisoned = [raw_read(f"topics/t{i:05d}", b"not json", i) for i in range(total)]
+    m.apply(poisoned, total - 1)
+    state = m.state_document()
+    assert len(state["problems"]) == MAX_REPORTED and state["problems_omitted"] == 5
+    assert state["problems"][-1]["entity_path"] == f"topics/t{total - 1:05d}"  # the newest are shown
+    # the newest five are fixed: the five oldest, cut before, are listed again
+    fixed = [read(f"topics/t{i:05d}", {"retention.ms": "1000"}, total + i) for i in range(total - 5, total)]
+    m.apply(fixed, 2 * total)
+    state = m.state_document()
+    assert state["problems_omitted"] == 0 and len(state["problems"]) == MAX_REPORTED
+    assert state["problems"][0]["entity_path"] == "topics/t00000"
+
+
+def test_a_state_node_too_large_for_zookeeper_says_how_many_problems_it_cut():
+    from configctl.znodes import BrokerStateZNode
+
+    problems = [
+        {"kind": "poison", "entity_path": f"topics/{'x' * 900}{i}", "reason": "r"} for i in range(1000)
+    ]
+    data = BrokerStateZNode.encode({"broker_id": 1, "problems": problems, "problems_omitted": 3})
+    decoded = BrokerStateZNode.decode(data)
+    assert len(data) <= BrokerStateZNode.MAX_BYTES
+    assert len(decoded["problems"]) + decoded["problems_omitted"] == 1003
