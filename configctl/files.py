@@ -10,13 +10,14 @@ never half of one.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from configctl.errors import InvalidInput
 
@@ -65,6 +66,22 @@ def read_text(path: str | os.PathLike[str], what: str = "", *, limit: int = READ
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidInput(f"{f'{what} {os.fspath(path)}'.strip()}: not UTF-8 text") from None
+
+
+def read_json(path: str | os.PathLike[str], what: str = "", *, limit: int = READ_LIMIT) -> Any:
+    """A JSON file's value, read by :func:`read_text`; a file that is not JSON is one :class:`InvalidInput` line.
+
+    Also a file nested deeper than the decoder follows (``[[[[...]]]]``): :mod:`json` recurses
+    per level, and its ``RecursionError`` would otherwise be a thousand-line traceback.
+    """
+    text = read_text(path, what, limit=limit)
+    label = f"{what} {os.fspath(path)}".strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{label}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise InvalidInput(f"{label}: not valid JSON (nesting too deep)") from None
 
 
 def check_readable(path: str | os.PathLike[str], label: str = "") -> int:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from configctl.audit.schema import BROKER_DEFAULT_PATH, is_sensitive
 from configctl.digests import comparable, digest, is_digest
 from configctl.errors import InvalidInput
-from configctl.files import read_text
+from configctl.files import read_json
 
 if TYPE_CHECKING:
     from configctl.store import ConfigStore
@@ -113,15 +113,9 @@ def _sort_key(e: ExpectedValue) -> tuple[Any, ...]:
 def read_expected_state(path: str | Path) -> ExpectedState:
     """Load a desired-state file written by :meth:`ExpectedState.to_json` (ValueError on bad content)."""
     try:
-        text = read_text(path, "desired state")
-    except InvalidInput as exc:  # missing, unreadable, a named pipe: the one-line reason
+        data = read_json(path, "desired state")
+    except InvalidInput as exc:  # missing, a named pipe, not JSON, nested too deep: the one line
         raise ValueError(str(exc)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"desired state {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
-    except RecursionError:  # the decoder recurses per level: [[[[...]]]] deep enough
-        raise ValueError(f"desired state {path} is not JSON: nesting too deep") from None
     return ExpectedState.from_json(data)
 
 

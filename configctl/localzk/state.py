@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from configctl.errors import EnvironmentProblem, InvalidInput, one_line
-from configctl.files import read_text, replace_atomically
+from configctl.files import read_json, replace_atomically
 from configctl.localzk.client import ClientSettings
 from configctl.localzk.ports import HOST
 from configctl.localzk.sasl import DEFAULT_USER
@@ -170,10 +170,10 @@ def read_identity(data_dir: Path) -> Identity | None:
     if not path.exists():
         return None
     try:
-        return Identity.from_json(json.loads(read_text(path, "server identity file", limit=64 * 1024)))
+        return Identity.from_json(read_json(path, "server identity file", limit=64 * 1024))
     except InvalidInput as exc:
         raise EnvironmentProblem(str(exc)) from None
-    except (ValueError, TypeError, RecursionError) as exc:  # RecursionError: nested too deep
+    except (ValueError, TypeError) as exc:
         raise EnvironmentProblem(
             f"unreadable server identity file {path}: {one_line(exc)} (fix it, or delete it and give "
             "--port, --nodes, --tls and --sasl again)"
@@ -195,15 +195,15 @@ def read_state(data_dir: Path) -> State | None:
     if not path.exists():  # nothing started (or the data dir is missing, or is a file)
         return None
     try:
-        raw = json.loads(read_text(path, "state file"))
+        raw = read_json(path, "state file")
         return State(
             raw.get("started_at"),
             [Node.from_json(node) for node in raw["nodes"]],
             Security.from_json(raw.get("security"), data_dir),
         )
-    except InvalidInput as exc:  # unreadable, or not a file: the one-line reason
-        raise EnvironmentProblem(str(exc)) from None
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # nested too deep
+    except InvalidInput as exc:  # unreadable, not a file, not JSON: the one-line reason
+        raise EnvironmentProblem(f"unreadable {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise EnvironmentProblem(f"unreadable state file {path}: {one_line(exc)}") from None
 
 

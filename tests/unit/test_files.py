@@ -149,3 +149,17 @@ def _reads_a_path(call: ast.Call) -> bool:
         text = mode.value if isinstance(mode, ast.Constant) else "r"
         return isinstance(text, str) and "r" in text and "+" not in text
     return False
+
+
+def test_a_json_file_that_is_not_json_or_nested_too_deep_is_one_line(tmp_path):
+    from configctl.files import read_json
+
+    path = tmp_path / "f.json"
+    path.write_text('{"a": [1, 2]}')
+    assert read_json(path) == {"a": [1, 2]}
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InvalidInput, match=r"^state .*f.json: not valid JSON \(nesting too deep\)$"):
+        read_json(path, "state")
+    path.write_text("{")
+    with pytest.raises(InvalidInput, match=r": not valid JSON \(Expecting property name .*, line 1\)$"):
+        read_json(path, "state")
