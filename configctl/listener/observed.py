@@ -163,7 +163,12 @@ class Observer:
         self._logged: set[tuple[str, str, str | None, str | None]] = set()
         self.observed_at_ms: int | None = None
         self._handed: int | None = None  # the newest change the listener applied and handed over
-        self.counters: dict[str, int] = {"observations": 0, "mismatch_problems": 0, "unreachable_problems": 0}
+        self.counters: dict[str, int] = {
+            "observations": 0,
+            "admin_requests": 0,
+            "mismatch_problems": 0,
+            "unreachable_problems": 0,
+        }
 
     # ------------------------------------------------------------------------------ the worker's side
 
@@ -380,7 +385,7 @@ class Observer:
 
     def _asker(self) -> Asker:
         if self._broker is None:
-            self._broker = self._connect()
+            self._broker = _Counted(self._connect(), self.counters)
         return self._broker
 
     def _drop_asker(self) -> None:
@@ -436,3 +441,30 @@ class Observer:
                 with self._lock:
                     if not self._stopping:
                         self._lock.wait(BACKOFF_MAX_S)
+
+
+class _Counted:
+    """An :class:`Asker` that counts the questions put to the broker (``admin_requests``: what a
+    sidecar costs the broker per change, reported by ``make bench``)."""
+
+    def __init__(self, asker: Asker, counters: dict[str, int]) -> None:
+        self._asker, self._counters = asker, counters
+
+    def describe_broker(self, broker_id: int, keys: Iterable[str] | None = None) -> dict[str, ReportedConfig]:
+        self._counters["admin_requests"] += 1
+        return self._asker.describe_broker(broker_id, keys)
+
+    def describe_topic(self, topic: str, keys: Iterable[str] | None = None) -> dict[str, ReportedConfig]:
+        self._counters["admin_requests"] += 1
+        return self._asker.describe_topic(topic, keys)
+
+    def client_quotas(self, entity: Entity) -> dict[str, str]:
+        self._counters["admin_requests"] += 1
+        return self._asker.client_quotas(entity)
+
+    def scram_credentials(self, user: str) -> dict[str, int]:
+        self._counters["admin_requests"] += 1
+        return self._asker.scram_credentials(user)
+
+    def close(self) -> None:
+        self._asker.close()
