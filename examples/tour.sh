@@ -53,7 +53,7 @@ fi
 cat "$work/kafka.log"
 . "$work/brokers.env"  # bootstrap, broker_<id>_bootstrap, broker_<id>_properties, broker_<id>_pid
 
-step "Beside each broker, a configctl listener reads that broker's server.properties (broker 3's with a plugin)"
+step "Beside each broker, a configctl listener reads that broker's server.properties (broker 3's with a plugin; broker 2's a sidecar that asks its broker)"
 mkdir -p "$work/state"
 for id in 1 2 3; do
   properties="broker_${id}_properties"
@@ -61,8 +61,11 @@ for id in 1 2 3; do
   # broker 3 applies topic retention to its log directories (the real broker's, where Kafka keeps
   # the partitions), and refuses retention under a minute
   [ "$id" = 3 ] && plugin=(--plugin examples.plugins.log_retention:LogRetentionApplier)
-  echo "\$ configctl listener run --broker-id $id --server-properties ${!properties} --state-dir $work/state${plugin[*]:+ ${plugin[*]}} &"
-  PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" configctl listener run --broker-id "$id" \
+  # broker 2's listener is a sidecar: after each change it asks broker 2 itself what it runs
+  sidecar=()
+  [ "$id" = 2 ] && sidecar=(--bootstrap-server "$broker_2_bootstrap")
+  echo "\$ configctl ${sidecar[*]:+${sidecar[*]} }listener run --broker-id $id --server-properties ${!properties} --state-dir $work/state${plugin[*]:+ ${plugin[*]}} &"
+  PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" configctl "${sidecar[@]}" listener run --broker-id "$id" \
     --server-properties "${!properties}" --state-dir "$work/state" "${plugin[@]}" \
     >"$work/listener-$id.log" 2>&1 &
   listener_pids+=("$!")
@@ -108,6 +111,20 @@ show configctl --bootstrap-server "$bootstrap" alter --broker 2 --add-config 'lo
 show configctl --bootstrap-server "$bootstrap" alter --broker 2 --add-config 'log.cleaner.threads=2' --wait 20
 show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key log.cleaner.threads \
   --expect 1 --expect-on 2=2
+
+step "A change the broker itself vetoes, caught by broker 2's sidecar: --wait says mismatch, not applied"
+# Written to ZooKeeper, past the broker's own validation (--allow-running-brokers): configctl's model
+# computes 9 threads, but broker 2 refuses to go from 2 to 9 and keeps 2. Its sidecar asks it.
+show configctl alter --broker 2 --add-config 'log.cleaner.threads=9' --allow-running-brokers --wait 20 \
+  || echo "(exit status $?: broker 2 does not run it)"
+show configctl status --broker 2
+echo '$ configctl describe --effective --broker 2 --output json   (log.cleaner.threads: what broker 2 runs, and what is stored)'
+configctl describe --effective --broker 2 --output json | python -c '
+import json, sys
+for c in json.load(sys.stdin)["configs"]:
+    if c["name"] == "log.cleaner.threads":
+        print(json.dumps({k: c[k] for k in ("name", "value", "source", "stored") if k in c}))'
+show configctl alter --broker 2 --add-config 'log.cleaner.threads=2' --allow-running-brokers --wait 20
 show configctl alter --user alice --client app1 --add-config 'consumer_byte_rate=2048'
 show configctl alter --user alice --add-config 'SCRAM-SHA-256=[iterations=8192,password=alice-secret]' --wait
 
@@ -141,7 +158,8 @@ kill "${listener_pids[2]}"; wait "${listener_pids[2]}" 2>/dev/null || true
 echo "\$ kill $broker_3_pid   # Kafka broker 3"
 kill "$broker_3_pid"
 for _ in $(seq 300); do kill -0 "$broker_3_pid" 2>/dev/null || break; sleep 0.2; done
-show configctl alter --topic orders --add-config 'retention.ms=172800000' --wait 10
+show configctl alter --topic orders --add-config 'retention.ms=172800000' --wait 10 \
+  || echo "(exit status $?: broker 3 is down, so --wait cannot say every broker runs it)"
 show configctl status
 show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --topic orders --key retention.ms
 

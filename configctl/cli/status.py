@@ -102,7 +102,7 @@ class StatusView:
             table.add_row(
                 f"[red]{p.kind}[/]",
                 safe(p.entity_path or p.notification or ""),
-                safe(p.name or ""),
+                safe(p.name or p.key or ""),
                 "" if p.change_number is None else str(p.change_number),
                 safe(p.reason) + (f" (plugin {safe(p.plugin)})" if p.plugin else ""),
             )
