@@ -47,7 +47,24 @@ def listener() -> None:
     "--state-dir",
     type=click.Path(file_okay=False),
     metavar="DIR",
-    help="Keep DIR/broker-<id>.jsonl, the effective-config snapshot the audit reads.",
+    help="Keep DIR/broker-<id>.jsonl, the effective-config snapshot the audit reads, and the applied "
+    "log (DIR/applied/: every change applied or refused, for describe --at, blame and diff).",
+)
+@click.option(
+    "--applied-log-max-bytes",
+    type=click.IntRange(min=1024),
+    default=16 * 1024 * 1024,
+    show_default=True,
+    metavar="BYTES",
+    help="With --state-dir: start a new applied log segment once one reaches this size.",
+)
+@click.option(
+    "--applied-log-keep",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    metavar="N",
+    help="With --state-dir: keep the newest N applied log segments (older ones are deleted).",
 )
 @click.option(
     "--change-expiration-ms",
@@ -121,6 +138,8 @@ def run(
     broker_id: int,
     server_properties: str,
     state_dir: str | None,
+    applied_log_max_bytes: int,
+    applied_log_keep: int,
     change_expiration_ms: int,
     plugins: tuple[str, ...],
     discover_plugins: bool,
@@ -157,6 +176,8 @@ def run(
         plugins=plugins,
         discover_plugins=discover_plugins,
         state_dir=state_dir,
+        applied_log_max_bytes=applied_log_max_bytes,
+        applied_log_keep=applied_log_keep,
         metrics_port=metrics_port,
         metrics_address=metrics_address,
         stall_after_s=stall_after,

@@ -39,6 +39,7 @@ from configctl.errors import (
 from configctl.gcpause import collector_paused
 from configctl.handlers import handler_for
 from configctl.handlers.base import KINDS
+from configctl.listener.appliedlog import DEFAULT_KEEP, DEFAULT_MAX_BYTES, AppliedLog
 from configctl.listener.manager import BatchResult, DynamicConfigManager, EntityRead, Problem, RawNotification
 from configctl.listener.metrics import ListenerMetrics, MetricsServer
 from configctl.listener.notification_listener import (
@@ -58,6 +59,9 @@ from configctl.zk.session import ZkSession
 log = logging.getLogger("configctl.listener")
 
 LOAD_CHUNK = 5_000
+OLD_VALUES_LIMIT = 1_000
+"""A batch of at most this many entities logs each changed key's old effective value too (resolved
+before the batch applies); a bigger one (a bulk apply) logs the new values only."""
 DEFAULT_STALL_AFTER_S = 60.0
 """Work waiting undone for longer than this (the worker failing all along) makes the listener
 "stalled": ``/healthz`` answers 503. A full load of 100,000 entities takes a few seconds."""
@@ -116,6 +120,7 @@ class _Handler:
                 self._read_all(entities), up_to, initial=self._initial, invalid=invalid, unreadable=unreadable
             )
         applied = time.perf_counter()
+        self.owner._log_applied(result, {}, full_load=True, up_to=self.manager.last_applied_change)
         if not self._initial:  # the initial load's broker layers are observed once started
             self.owner._observe(result)
         self.owner._after_batch()
@@ -133,7 +138,10 @@ class _Handler:
     def process(self, notifications: Sequence[RawNotification]) -> None:
         plan = self.manager.plan(notifications)
         reads = list(self._read([entity for entity, _ in plan], [number for _, number in plan]))
-        self.owner._observe(self.manager.apply(reads, notifications[-1].number))
+        before = self.owner._before([entity for entity, _ in plan])
+        result = self.manager.apply(reads, notifications[-1].number)
+        self.owner._log_applied(result, before)
+        self.owner._observe(result)
         self.owner._after_batch(notifications)
 
     def present(self, names: set[str]) -> None:
@@ -256,6 +264,9 @@ class ConfigListener:
     ``bootstrap_server`` (with ``command_config``, a Kafka client properties file): the real broker
     this listener runs beside; after each change it is asked what it runs
     (:mod:`configctl.listener.observed`), and where it disagrees is a ``mismatch`` problem.
+    With a ``state_dir`` every change applied or refused is also appended to the applied log
+    (:mod:`configctl.listener.appliedlog`), in segments of ``applied_log_max_bytes``, the newest
+    ``applied_log_keep`` of them kept.
     """
 
     def __init__(
@@ -279,6 +290,8 @@ class ConfigListener:
         digest_key_file: str | os.PathLike[str] | None = None,
         bootstrap_server: str | None = None,
         command_config: str | os.PathLike[str] | None = None,
+        applied_log_max_bytes: int = DEFAULT_MAX_BYTES,
+        applied_log_keep: int = DEFAULT_KEEP,
     ) -> None:
         self.broker_id = _check_broker_id(broker_id)
         if isinstance(change_expiration_ms, bool) or int(change_expiration_ms) <= 0:
@@ -295,6 +308,18 @@ class ConfigListener:
         self.manager = DynamicConfigManager(self.broker_id, static, loaded, digest_key=digest_key)
         self.snapshot = (
             SnapshotWriter(state_dir, self.broker_id, fsync=fsync_snapshots) if state_dir else None
+        )
+        self.applied_log = (
+            AppliedLog(
+                state_dir,
+                self.broker_id,
+                digest_key=digest_key,
+                max_bytes=applied_log_max_bytes,
+                keep=applied_log_keep,
+                fsync=fsync_snapshots,
+            )
+            if state_dir
+            else None
         )
         if isinstance(zookeeper, ZkSession):
             self.session, self._owns_session = zookeeper, False
@@ -339,7 +364,7 @@ class ConfigListener:
                 self.broker_id,
                 self.manager,
                 _admin_factory(bootstrap_server, command_config),
-                on_change=lambda: self._publish(raise_errors=False),
+                on_change=self._observed_changed,
             )
 
     # ------------------------------------------------------------------------------ lifecycle
@@ -412,6 +437,8 @@ class ConfigListener:
             self.fleet_record.update(force=True)
         self.publisher.remove()
         self.manager.close_plugins()
+        if self.applied_log is not None:
+            self.applied_log.close()
         self._close_resources()
         with self._applied:
             self._applied.notify_all()
@@ -487,6 +514,8 @@ class ConfigListener:
             document.update(self.observer.state())
         else:
             document["observed"] = False
+        if self.applied_log is not None:
+            document["applied_log"] = str(self.applied_log.directory)
         document["counters"].update(
             {
                 "notifications_processed": stats["notifications_processed"],
@@ -608,6 +637,46 @@ class ConfigListener:
                 [(a.entity_path, a.change_number, [k.name for k in a.keys]) for a in result.applied],
                 self.manager.last_applied_change,
             )
+
+    def _before(self, entities: Sequence[Entity]) -> dict[str, dict[str, EffectiveValue]]:
+        """The effective config of each entity a batch is about to change (its applied log's old
+        values); nothing for a batch too big to resolve twice, or without an applied log."""
+        if self.applied_log is None or len(entities) > OLD_VALUES_LIMIT:
+            return {}
+        before: dict[str, dict[str, EffectiveValue]] = {}
+        for entity in entities:
+            try:
+                before[entity.path] = self.manager.effective(entity)
+            except ConfigctlError:
+                continue
+        return before
+
+    def _log_applied(
+        self,
+        result: BatchResult,
+        before: Mapping[str, Mapping[str, EffectiveValue]],
+        *,
+        full_load: bool = False,
+        up_to: int | None = None,
+    ) -> None:
+        """Append the batch to the applied log; a full disk is a side error, never a stall."""
+        if self.applied_log is None:
+            return
+        try:
+            self.applied_log.batch(result, before, full_load=full_load, up_to=up_to)
+            self._side_ok("applied log")
+        except OSError as exc:
+            self._side_error("applied log", exc, f"cannot append to {self.applied_log.path}")
+
+    def _observed_changed(self) -> None:
+        """The observer's verdict moved: log what the broker reported, then publish."""
+        if self.applied_log is not None and self.observer is not None:
+            try:
+                self.applied_log.observed(self.observer.problems())
+                self._side_ok("applied log")
+            except OSError as exc:
+                self._side_error("applied log", exc, f"cannot append to {self.applied_log.path}")
+        self._publish(raise_errors=False)
 
     def _publish(self, *, raise_errors: bool) -> None:
         try:

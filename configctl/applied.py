@@ -1,0 +1,257 @@
+"""The applied log's record format, its reader and its point-in-time fold (no I/O but reading files).
+
+Every listener with a state directory appends what it applied (and refused) to
+``<state-dir>/applied/broker-<id>-<segment>.jsonl`` (docs/reference/applied-log.md); the sink
+that writes it is :mod:`configctl.listener.appliedlog`. This module is what readers need
+(``describe --effective --at``, ``blame``, ``diff``), kept apart from the listener so a command
+never imports the listener's machinery to read a file.
+
+JSON Lines, because a record is appended with one ``write`` and a crash can only tear the last
+line, which a reader skips; every other line stays readable by ``jq``, ``grep`` and Spark's JSON
+reader alike. A columnar format would need a footer written after the last record: a listener
+killed mid-file would lose the file, not one line.
+
+Record kinds (``kind``): ``applied`` (one entity's change took effect: each changed key's old and
+new effective value with its source), ``refused`` (a change that did not take effect, with its
+problems), ``observed`` (beside a real broker: the value the broker reported differs from the one
+computed) and ``load`` (a full load: where a listener's log starts covering its broker).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+SUBDIRECTORY = "applied"
+"""The applied log lives in this subdirectory of a state directory: the audit reads the state
+directory's own ``*.jsonl`` files as snapshots, and must not take a log for one."""
+_SEGMENT_RE = re.compile(r"broker-([0-9]+)-([0-9]{8})\.jsonl")
+
+APPLIED, REFUSED, OBSERVED, LOAD = "applied", "refused", "observed", "load"
+
+
+def segment_name(broker_id: int, sequence: int) -> str:
+    """``broker-<id>-<sequence>.jsonl``: sequences grow, so names sort oldest first."""
+    return f"broker-{int(broker_id)}-{int(sequence):08d}.jsonl"
+
+
+def log_directory(state_dir: str | Path) -> Path:
+    """Where a state directory's applied log is (given either the state directory or the log's own)."""
+    path = Path(state_dir)
+    return path if path.name == SUBDIRECTORY else path / SUBDIRECTORY
+
+
+def segments(state_dir: str | Path, broker_id: int | None = None) -> dict[int, list[Path]]:
+    """Every segment under ``state_dir`` by broker id, oldest first."""
+    found: dict[int, list[tuple[int, Path]]] = {}
+    directory = log_directory(state_dir)
+    if not directory.is_dir():
+        return {}
+    for path in directory.iterdir():
+        match = _SEGMENT_RE.fullmatch(path.name)
+        if match is None:
+            continue
+        broker = int(match.group(1))
+        if broker_id is not None and broker != broker_id:
+            continue
+        found.setdefault(broker, []).append((int(match.group(2)), path))
+    return {broker: [p for _, p in sorted(items)] for broker, items in found.items()}
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """One key of an applied change: old and new effective value with their sources (secrets as
+    digests), and the stored value (None: deleted)."""
+
+    key: str
+    old: str | None
+    old_source: str | None
+    new: str | None
+    new_source: str | None
+    stored: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "old": {"value": self.old, "source": self.old_source},
+            "new": {"value": self.new, "source": self.new_source},
+            "stored": self.stored,
+        }
+
+
+@dataclass(frozen=True)
+class Record:
+    """One line of an applied log."""
+
+    kind: str
+    broker_id: int
+    change_number: int | None
+    entity_path: str | None
+    applied_at_ms: int
+    keys: tuple[KeyRecord, ...] = ()
+    problems: tuple[dict[str, Any], ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "v": FORMAT_VERSION,
+            "kind": self.kind,
+            "broker_id": self.broker_id,
+            "change_number": self.change_number,
+            "entity_path": self.entity_path,
+            "applied_at_ms": self.applied_at_ms,
+            "keys": [k.to_json() for k in self.keys],
+            "problems": list(self.problems),
+        }
+        document.update(self.extra)
+        return document
+
+    def line(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def parse(line: str) -> Record | None:
+    """A record from one line; None for a torn, empty or foreign line (skipped, never fatal)."""
+    try:
+        obj = json.loads(line)
+        if not isinstance(obj, dict) or obj.get("v") != FORMAT_VERSION:
+            return None
+        keys = tuple(
+            KeyRecord(
+                str(k["key"]),
+                _text(k["old"]["value"]),
+                _text(k["old"]["source"]),
+                _text(k["new"]["value"]),
+                _text(k["new"]["source"]),
+                _text(k.get("stored")),
+            )
+            for k in obj.get("keys") or ()
+        )
+        known = {
+            "v",
+            "kind",
+            "broker_id",
+            "change_number",
+            "entity_path",
+            "applied_at_ms",
+            "keys",
+            "problems",
+        }
+        number = obj.get("change_number")
+        return Record(
+            kind=str(obj["kind"]),
+            broker_id=int(obj["broker_id"]),
+            change_number=int(number) if isinstance(number, int) else None,
+            entity_path=_text(obj.get("entity_path")),
+            applied_at_ms=int(obj["applied_at_ms"]),
+            keys=keys,
+            problems=tuple(p for p in obj.get("problems") or () if isinstance(p, dict)),
+            extra={k: v for k, v in obj.items() if k not in known},
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass
+class ReadStats:
+    """What a read skipped: torn or foreign lines are counted, never fatal."""
+
+    lines: int = 0
+    skipped: int = 0
+
+
+def read(
+    state_dir: str | Path, broker_id: int | None = None, stats: ReadStats | None = None
+) -> Iterator[Record]:
+    """Every record under ``state_dir`` (one broker's, or all), oldest first per broker."""
+    stats = stats if stats is not None else ReadStats()
+    for _, paths in sorted(segments(state_dir, broker_id).items()):
+        for path in paths:
+            yield from _read_file(path, stats)
+
+
+def _read_file(path: Path, stats: ReadStats) -> Iterator[Record]:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                stats.lines += 1
+                record = parse(line)
+                if record is None:
+                    stats.skipped += 1
+                    continue
+                yield record
+    except FileNotFoundError:  # rotated away while being read
+        return
+
+
+# -- the point-in-time fold ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one broker ran for one key of one entity as of a moment, per its applied log."""
+
+    value: str | None
+    source: str | None
+    change_number: int | None
+    applied_at_ms: int
+    reported: bool = False
+    """True when the value is what the real broker reported (a sidecar's ``observed`` record)."""
+
+
+@dataclass
+class Fold:
+    """A broker's applied log folded up to a moment."""
+
+    covered_from_ms: int | None = None
+    """The first full load the log holds: from then on the log says what the broker ran."""
+    last_change: int | None = None
+    values: dict[tuple[str, str], Ran] = field(default_factory=dict)
+
+    def covers(self, at_ms: int) -> bool:
+        return self.covered_from_ms is not None and self.covered_from_ms <= at_ms
+
+
+def fold(records: Iterable[Record], at_ms: int | None = None) -> Fold:
+    """What the broker ran as of ``at_ms`` (None: the end of the log), by (entity path, key)."""
+    result = Fold()
+    for record in records:
+        if at_ms is not None and record.applied_at_ms > at_ms:
+            continue
+        if record.kind == LOAD and result.covered_from_ms is None:
+            result.covered_from_ms = record.applied_at_ms
+        if record.change_number is not None and record.kind in (APPLIED, LOAD):
+            result.last_change = max(result.last_change or -1, record.change_number)
+        if record.entity_path is None:
+            continue
+        if record.kind == APPLIED:
+            for key in record.keys:
+                result.values[(record.entity_path, key.key)] = Ran(
+                    key.new, key.new_source, record.change_number, record.applied_at_ms
+                )
+        elif record.kind == OBSERVED:
+            key_name = record.extra.get("key")
+            if isinstance(key_name, str):
+                before = result.values.get((record.entity_path, key_name))
+                result.values[(record.entity_path, key_name)] = Ran(
+                    _text(record.extra.get("reported")),
+                    before.source if before else None,
+                    record.change_number,
+                    record.applied_at_ms,
+                    reported=True,
+                )
+    return result
+
+
+def applied_changes(records: Iterable[Record], entity_path: str) -> list[Record]:
+    """The ``applied`` records of one entity, oldest first (when a broker applied each write)."""
+    return [r for r in records if r.kind == APPLIED and r.entity_path == entity_path]
