@@ -8,6 +8,7 @@ echoed back but the option itself: it may hold a password (``--add-config 'passw
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 
@@ -97,6 +98,9 @@ def hint(option: str, argv: Sequence[str], subcommand: str | None) -> str | None
 
     ``subcommand`` is the command that refused the option (None at the top level).
     """
+    negative = _negative_value(option, argv)
+    if negative is not None:
+        return negative
     option = option.split("=", 1)[0]
     for kafka_option, advice in _NOT_ZOOKEEPER.items():
         if _given(argv, kafka_option):
@@ -120,4 +124,20 @@ def hint(option: str, argv: Sequence[str], subcommand: str | None) -> str | None
             else f"try `configctl describe {option} ...` or `configctl alter {option} ...`"
         )
         return f"No such option: {option}. configctl uses subcommands: {suggestion}"
+    return None
+
+
+def _negative_value(option: str, argv: Sequence[str]) -> str | None:
+    """``--wait -1`` (or ``--wait=-1``): click takes a negative number after an option whose value
+    may be omitted for an option of its own (or its first characters, ``-2`` of ``-2.5``). It is a
+    value, and not one any such option takes."""
+    if not (len(option) > 1 and option[0] == "-" and (option[1:2].isdigit() or option[1:2] == ".")):
+        return None
+    for before, arg in itertools.pairwise(argv):
+        if arg.startswith(option) and before.startswith("--") and "=" not in before:
+            return f"Invalid value for {before!r}: {arg!r} is negative"
+    for arg in argv:
+        name, _, value = arg.partition("=")
+        if name.startswith("--") and value.startswith(option):
+            return f"Invalid value for {name!r}: {value!r} is negative"
     return None

@@ -145,6 +145,14 @@ def test_a_wait_that_is_not_a_number_of_seconds_is_one_line_exit_2(zk_connect, v
     assert "not a number of seconds" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("given", [["--wait", "-1"], ["--wait=-1"], ["--wait", "-2.5"], ["--wait=-0.5"]])
+def test_a_negative_wait_is_refused_as_a_value_not_as_an_unknown_option(zk_connect, given):
+    result = alter(zk_connect, "86400000", *given)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: Invalid value for '--wait': '-") and "negative" in result.stderr
+    assert "No such option" not in result.stderr and result.stderr.count("\n") == 1
+
+
 def test_status_says_model_only_figures_are_computed_not_observed(zk_connect, fleet_of_three):
     document = json.loads(cli(zk_connect, "status", "-o", "json").stdout)
     assert {(b["observed"], b["observed_change"]) for b in document["brokers"]} == {(False, None)}
