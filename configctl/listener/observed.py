@@ -15,8 +15,9 @@ A ZooKeeper-mode broker applies a change asynchronously (within a second or so),
 is re-checked with backoff (:class:`configctl.zk.retry.Backoff`) and reported as a ``mismatch``
 problem only once it outlasts :data:`SETTLE_S`; it disappears when the broker agrees. A newer
 change to the entity supersedes the check (its keys join the new one's). After
-:data:`GIVE_UP_S` without agreement re-checking stops and the mismatch stays listed, until the
-next change to that entity. A broker that does not answer is one ``unreachable`` problem for the
+:data:`GIVE_UP_S` without agreement it is asked only every :data:`SLOW_RECHECK_S` (a broker
+restarted with another server.properties, or an operator's fix, still clears it), and the
+mismatch stays listed meanwhile. A broker that does not answer is one ``unreachable`` problem for the
 whole listener, cleared when it answers again; its checks keep being retried meanwhile.
 
 Secrets never reach a problem: Kafka does not send secret values and :mod:`configctl.agreement`
@@ -54,7 +55,9 @@ FIRST_CHECK_S = 0.1
 SETTLE_S = 2.0
 """A difference younger than this is the broker still applying, not a mismatch."""
 GIVE_UP_S = 60.0
-"""Re-checking a mismatch stops this long after the change; the mismatch stays listed."""
+"""Re-checking a mismatch slows down this long after the change; the mismatch stays listed."""
+SLOW_RECHECK_S = 300.0
+"""How often a mismatch older than :data:`GIVE_UP_S` is asked again."""
 BACKOFF_START_S, BACKOFF_MAX_S = 0.2, 5.0
 ADMIN_TIMEOUT_S = 5.0
 MAX_MISMATCHES = 1_000
@@ -125,6 +128,7 @@ class Check:
     since: float  # monotonic: when the change was applied
     due: float
     reported: bool = False  # its difference outlasted the settling time: a mismatch is listed
+    slow: bool = False  # older than GIVE_UP_S: asked every SLOW_RECHECK_S
     backoff: Backoff = field(default_factory=lambda: Backoff(BACKOFF_START_S, BACKOFF_MAX_S))
 
 
@@ -304,14 +308,17 @@ class Observer:
                     changed |= self._report(check, mismatch)
                 check.reported = True
             if now - check.since >= GIVE_UP_S:
-                del self._checks[path]
-                log.warning(
-                    "%s",
-                    printable(
-                        f"broker {self.broker_id} still disagrees on {path} after {GIVE_UP_S:g}s; "
-                        "no more re-checks until it changes again"
-                    ),
-                )
+                if not check.slow:
+                    check.slow = True
+                    log.warning(
+                        "%s",
+                        printable(
+                            f"broker {self.broker_id} still disagrees on {path} after {GIVE_UP_S:g}s; "
+                            f"asking again every {SLOW_RECHECK_S:g}s"
+                        ),
+                    )
+                check.due = now + SLOW_RECHECK_S
+                check.keys = frozenset(check.keys | differing.keys())
                 return changed
             delay = check.backoff.next_delay()
             check.due = now + delay if settled else min(now + delay, check.since + SETTLE_S)

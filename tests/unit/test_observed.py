@@ -247,15 +247,19 @@ def test_a_newer_change_supersedes_and_keeps_watching_the_old_keys(setup):
     assert observer.problems() == []
 
 
-def test_rechecking_stops_after_the_bound_and_the_mismatch_stays(setup):
+def test_rechecking_slows_down_after_the_bound_and_the_mismatch_stays_until_the_broker_agrees(setup):
     observer, _, broker, clock, _ = setup
-    observer.observe([("brokers/1", 8, ["log.cleaner.threads"])])
+    observer.observe([("brokers/1", 8, ["log.cleaner.threads"])], 8)
     run_until(observer, clock, GIVE_UP_S + observed.BACKOFF_MAX_S + 1)
-    assert observer.pending() == []
     asked = len(broker.asked)
-    run_until(observer, clock, 600)
-    assert len(broker.asked) == asked
+    run_until(observer, clock, observed.SLOW_RECHECK_S - 10)
+    assert len(broker.asked) == asked  # no question meanwhile
     assert kinds(observer) == [(MISMATCH, "brokers/1", "log.cleaner.threads", "9", "1")]
+    assert observer.observed_change() == 8  # a listed mismatch holds nothing back
+    broker.broker["log.cleaner.threads"] = "9"  # fixed on the broker, say by a restart
+    run_until(observer, clock, 20)
+    assert len(broker.asked) > asked
+    assert observer.problems() == [] and observer.pending() == []
 
 
 def test_an_absent_broker_is_one_unreachable_problem_cleared_when_it_answers(setup):
