@@ -16,6 +16,7 @@ from typing import Any
 import javaproperties
 
 from configctl.errors import InvalidInput
+from configctl.files import read_text
 
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
@@ -39,11 +40,7 @@ def client_options(bootstrap: str, command_config: Path | None, timeout: float) 
 
 
 def _from_properties(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            props = javaproperties.load(handle)
-    except OSError as exc:
-        raise InvalidInput(f"--command-config {path}: {exc.strerror}") from None
+    props = javaproperties.loads(read_text(path, "--command-config"))
     options: dict[str, Any] = {}
     protocol = props.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in _PROTOCOLS:

@@ -19,7 +19,6 @@ is a new credential (new salt) or ciphertext produced.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +28,7 @@ from configctl.changes import KeyDiff, diff
 from configctl.desired.document import DesiredState, is_scram_spec, secret_keys
 from configctl.entities import Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
-from configctl.files import read_bytes
+from configctl.files import read_json
 from configctl.gcpause import collector_paused
 from configctl.store import Change, ConfigStore, Stored
 
@@ -367,11 +366,7 @@ def listed(labels: Sequence[str], limit: int = LISTED_SHOWN) -> str:
 
 def read_saved_plan(path: str) -> dict[str, Any]:
     """The JSON document ``plan --out`` saved at ``path`` (a bounded read; checked by :func:`check_saved_plan`)."""
-    raw = read_bytes(path, "saved plan")
-    try:
-        document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not a saved plan ({type(exc).__name__})") from None
+    document = read_json(path, "saved plan")
     if not isinstance(document, dict):
         raise InvalidInput(f"{path} is not a plan saved by configctl plan --out")
     return document

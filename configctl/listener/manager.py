@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from configctl import catalogue, snapshot
+from configctl.digests import published_digest
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ConfigctlError, InvalidInput, one_line, printable
 from configctl.handlers import BROKER, IP, QUOTA, TOPIC, BrokerView, FamilyHandler, handler_for, handlers
@@ -707,12 +708,15 @@ class DynamicConfigManager:
         return mask_config(dict(sorted(self.static_config.items())), self._static_sensitive)
 
     def static_config_digests(self) -> dict[str, str]:
-        """Digests of the sensitive static values, so drift in them is visible without the values."""
-        return {
-            k: digest(v, self.digest_key)
+        """Keyed digests (``hmac-sha256:``) of the sensitive static values, so drift in them is
+        visible without the values; none without the fleet's digest key: the state node is
+        world-readable, and a plain SHA-256 of ``password.encoder.secret`` can be guessed offline."""
+        pairs = (
+            (k, published_digest(v, self.digest_key))
             for k, v in sorted(self.static_config.items())
             if self._static_sensitive(k)
-        }
+        )
+        return {k: d for k, d in pairs if d is not None}
 
     @staticmethod
     def _static_sensitive(name: str) -> bool:

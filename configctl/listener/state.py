@@ -159,4 +159,4 @@ class SnapshotWriter:
 
     def write(self, lines: Iterable[str]) -> int:
         """Write every line, then rename over the snapshot; returns characters written."""
-        return write_atomically(self.path, lines, fsync=self.fsync)
+        return write_atomically(self.path, lines, private=True, fsync=self.fsync)  # digests of secrets

@@ -159,3 +159,13 @@ def test_a_deeply_nested_desired_state_for_the_audit_is_one_line_exit_1(tmp_path
     result = run("audit", "--snapshots", str(tmp_path / "snapshots"), "--desired-state", str(desired))
     assert result.returncode == 1
     assert "nesting too deep" in one_line_error(result)
+
+
+def test_a_deeply_nested_saved_plan_is_one_line_exit_1(tmp_path, zk_connect):
+    desired = tmp_path / "desired.yaml"
+    desired.write_text("topics:\n  orders: {retention.ms: 86400000}\n")
+    saved = tmp_path / "plan.json"
+    saved.write_text("[" * 100_000 + "]" * 100_000)
+    result = run("--zookeeper", zk_connect, "apply", "-f", str(desired), "--plan", str(saved), "--yes")
+    assert result.returncode == 1
+    assert "nesting too deep" in one_line_error(result)

@@ -119,7 +119,6 @@ _NOT_OPERATOR_INPUT = {
     "catalogue.py",  # the packaged config catalogue
     "audit/package.py",  # packaged schemas, copied into the audit's zip
     "localkafka.py",  # the test broker's own VERSION file and logs
-    "adminapi/connection.py",  # --command-config: checked by settings.command_config before this open
 }
 
 

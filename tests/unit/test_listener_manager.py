@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from configctl.digests import keyed_digest
 from configctl.entities import Entity, EntityType
 from configctl.listener.manager import (
     MAX_REPORTED,
@@ -238,7 +239,9 @@ def test_with_the_fleet_digest_key_every_secret_digest_is_keyed():
     assert rows[("brokers/1", name)] == digest("keystore-pw", key) != digest("keystore-pw")
     assert rows[("brokers/1", "password.encoder.secret")] == digest("enc", key)
     assert rows[("users/alice", "SCRAM-SHA-256")] == digest(credential, key)
-    assert m.state_document()["static_config_digests"] == {"password.encoder.secret": digest("enc", key)}
+    assert m.state_document()["static_config_digests"] == {
+        "password.encoder.secret": keyed_digest("enc", key)
+    }
 
 
 def test_a_password_that_does_not_decrypt_is_poison_for_that_key_only():
@@ -409,7 +412,7 @@ def test_state_document_has_contract_fields_and_masks_static_secrets():
     assert doc["broker_id"] == 1 and doc["last_applied_change"] == 5
     assert doc["static_config"]["password.encoder.secret"] == "******"
     assert doc["static_config"]["num.io.threads"] == "16"
-    assert doc["static_config_digests"] == {"password.encoder.secret": digest("enc")}
+    assert doc["static_config_digests"] == {}  # no fleet key: no guessable digest in a world-readable node
 
 
 def test_snapshot_lines_follow_contract_4():
