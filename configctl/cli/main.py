@@ -66,6 +66,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "configctl.cli.rollout:rollout",
         "Canary and wave rollouts: list them, show one, and finish one whose process died.",
     ),
+    "serve": (
+        "configctl.cli.serve:serve",
+        "Serve the fleet console: a live, read-only web view of what every broker runs.",
+    ),
 }
 
 

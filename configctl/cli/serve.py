@@ -1,0 +1,124 @@
+"""``configctl serve``: the fleet console (docs/console.md), wiring only.
+
+Parses where to listen and the token, opens the store the global options describe (the same
+connection settings, profile, TLS and SASL as every command: :func:`configctl.cli.context.open_store`),
+starts the one watch hub and hands everything to :mod:`configctl.console.app` under uvicorn.
+Bad input is one line: a ``--bind`` that is not ``HOST:PORT``, or an address other than loopback
+without a token, exits 2 (a usage error); a port that is taken, 7.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+import click
+
+from configctl.cli.context import open_store
+from configctl.cli.options import global_options
+from configctl.errors import EnvironmentProblem, one_line
+
+TOKEN_VARIABLE = "CONFIGCTL_SERVE_TOKEN"
+
+
+def _token(token_file: str | None) -> str | None:
+    from configctl.console.security import check_token
+    from configctl.files import read_text
+
+    if token_file is not None:
+        return check_token(read_text(token_file, "the token file"), token_file)
+    given = os.environ.get(TOKEN_VARIABLE)
+    if given:
+        return check_token(given, TOKEN_VARIABLE)
+    return None
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so a taken port is one line (exit 7), not a server's traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=128, reuse_port=False)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot listen on {host}:{port}: {one_line(exc.strerror or exc)}") from None
+
+
+@click.command()
+@click.option(
+    "--bind",
+    default="127.0.0.1:8642",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where to listen. Any address but loopback needs a token (--token-file or $CONFIGCTL_SERVE_TOKEN).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="A bearer token every request must carry (Authorization: Bearer ...); else $CONFIGCTL_SERVE_TOKEN.",
+)
+@click.option(
+    "--audit-json",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="The audit's JSON document (configctl audit --json-file) for the Drift page; re-read when it changes.",
+)
+@global_options
+def serve(bind: str, token_file: str | None, audit_json: str | None) -> None:
+    """Serve the fleet console: a live, read-only web view of what every broker runs.
+
+    \b
+      configctl serve                                   # http://127.0.0.1:8642/
+      configctl serve --audit-json audit.json
+      CONFIGCTL_SERVE_TOKEN=... configctl serve --bind 0.0.0.0:8642
+    """
+    from configctl.console.security import BadBind, parse_bind
+
+    try:
+        where = parse_bind(bind)
+        token = _token(token_file)
+    except BadBind as exc:
+        raise click.UsageError(str(exc)) from None
+    if not where.loopback and token is None:
+        raise click.UsageError(
+            f"--bind {bind} is not a loopback address: serving beyond this machine needs a token "
+            f"(--token-file FILE or {TOKEN_VARIABLE})"
+        )
+    _serve(where, token, audit_json)
+
+
+def _serve(where: object, token: str | None, audit_json: str | None) -> None:
+    import uvicorn
+
+    from configctl.console.app import create_app
+    from configctl.console.documents import AuditFile
+    from configctl.console.fanout import Fanout
+    from configctl.console.hub import WatchHub
+    from configctl.console.security import Bind
+
+    assert isinstance(where, Bind)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    audit = None
+    if audit_json is not None:
+        audit = AuditFile(audit_json)
+        audit.document()  # a file that is not an audit document is refused now, in one line
+    listening = _listen(where.host, where.port)
+    fanout = Fanout()
+    with listening, open_store() as store:
+        hub = WatchHub(
+            store, on_moved=lambda topic, version: fanout.publish(topic, {"topic": topic, "version": version})
+        )
+        hub.start()
+        try:
+            app = create_app(store, hub, fanout, token=token, loopback_only=where.loopback, audit=audit)
+            port = listening.getsockname()[1]
+            guard = "every request needs the bearer token" if token else "loopback only"
+            click.echo(
+                f"configctl console on {where.url(port)} (read-only; {guard}); Ctrl-C stops it", err=True
+            )
+            config = uvicorn.Config(
+                app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
+            )
+            uvicorn.Server(config).run(sockets=[listening])
+        finally:
+            hub.stop()

@@ -1,0 +1,258 @@
+"""The console's Starlette application: pages, ``/api``, ``/events`` and the static files.
+
+Pages and documents the whole fleet shares (status, newest changes, rollouts) are answered from
+the hub (:mod:`.hub`) without touching ZooKeeper. What one page asks of its own (an entity, a
+rollout's plan) is read once per moment and shared: concurrent browsers asking the same thing
+wait for one read (:class:`Shared`), and the answer is kept until a document it depends on moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Hashable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from configctl.console import documents, views
+from configctl.console.fanout import Fanout, message
+from configctl.console.hub import CHANGES, ROLLOUTS, STATUS, WatchHub
+from configctl.console.security import Guard
+from configctl.errors import ConfigctlError, InvalidInput, NotFound, PermissionDenied, one_line
+from configctl.store import ConfigStore
+
+log = logging.getLogger(__name__)
+
+DETAILED_ROLLOUTS = 10
+"""Rollouts whose plan and events the Rollouts page shows: the open ones, then the newest."""
+
+
+class Shared:
+    """Answers kept while their key holds, each computed once even when asked for concurrently."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._done: OrderedDict[Hashable, Any] = OrderedDict()
+        self._running: dict[Hashable, threading.Event] = {}
+        self._lock = threading.Lock()
+        self.computed = 0
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        while True:
+            with self._lock:
+                if key in self._done:
+                    self._done.move_to_end(key)
+                    return self._done[key]
+                running = self._running.get(key)
+                if running is None:
+                    running = self._running[key] = threading.Event()
+                    break
+            running.wait()  # someone else reads it; take their answer (or try again if it failed)
+        try:
+            value = compute()
+            with self._lock:
+                self.computed += 1
+                self._done[key] = value
+                while len(self._done) > self.size:
+                    self._done.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                del self._running[key]
+            running.set()
+
+
+def _status_of(exc: ConfigctlError) -> int:
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, InvalidInput):
+        return 400
+    if isinstance(exc, PermissionDenied):
+        return 403
+    return 503
+
+
+def create_app(
+    store: ConfigStore,
+    hub: WatchHub,
+    fanout: Fanout,
+    *,
+    token: str | None,
+    loopback_only: bool,
+    audit: documents.AuditFile | None,
+) -> Starlette:
+    """The console, reading through ``store`` (opened by the caller) and ``hub`` (started)."""
+    shared = Shared()
+
+    def problem() -> str | None:
+        return hub.problem
+
+    def failure(request: Request, exc: ConfigctlError) -> Response:
+        status = _status_of(exc)
+        text = one_line(exc.message, 500)
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": text}, status_code=status)
+        return HTMLResponse(views.error_page(status, text), status_code=status)
+
+    def shared_document(topic: str) -> Any:
+        if hub.problem is not None:
+            raise ConfigctlError(f"ZooKeeper: {hub.problem}")
+        return hub.document(topic)
+
+    # -- the fleet --------------------------------------------------------------------------------
+
+    async def fleet_page(request: Request) -> Response:
+        html = views.fleet_page(
+            hub.document(STATUS), hub.document(CHANGES), hub.document(ROLLOUTS), problem()
+        )
+        return HTMLResponse(html)
+
+    async def api_status(request: Request) -> Response:
+        try:
+            return JSONResponse(shared_document(STATUS))
+        except ConfigctlError as exc:
+            return failure(request, exc)
+
+    async def api_rollouts(request: Request) -> Response:
+        try:
+            return JSONResponse(shared_document(ROLLOUTS))
+        except ConfigctlError as exc:
+            return failure(request, exc)
+
+    # -- an entity --------------------------------------------------------------------------------
+
+    def entity(request: Request) -> documents.EntityDocument:
+        path = request.path_params["path"]
+        broker = request.query_params.get("broker")
+        only = None
+        if broker is not None:
+            if not broker.isdigit():
+                raise InvalidInput("?broker= must be a broker id (a non-negative integer)")
+            only = int(broker)
+        found = documents.parse_entity(path)
+        key = ("entity", found.path, only, hub.version_key())
+        return shared.get(key, lambda: documents.entity_document(store, found, hub.changes, only_broker=only))
+
+    async def entity_page(request: Request) -> Response:
+        try:
+            document = await run_in_threadpool(entity, request)
+        except ConfigctlError as exc:
+            return failure(request, exc)
+        return HTMLResponse(views.entity_page(document, problem()))
+
+    async def api_entity(request: Request) -> Response:
+        try:
+            document = await run_in_threadpool(entity, request)
+        except ConfigctlError as exc:
+            return failure(request, exc)
+        return JSONResponse(document.to_json())
+
+    # -- rollouts ---------------------------------------------------------------------------------
+
+    def rollout_details(listing: list[dict[str, Any]]) -> dict[str, Any]:
+        readable = [r for r in listing if not r.get("problem")]
+        chosen = [r for r in readable if r.get("open")] + [r for r in readable if not r.get("open")]
+        details = {}
+        for item in chosen[:DETAILED_ROLLOUTS]:
+            try:
+                details[item["id"]] = documents.rollout_detail(store, item["id"])
+            except ConfigctlError:
+                continue  # ended or unreadable meanwhile: the list says what it can
+        return details
+
+    async def rollouts_page(request: Request) -> Response:
+        listing = hub.document(ROLLOUTS)
+        key = ("rollouts", hub.version_key()[2])
+        details = await run_in_threadpool(shared.get, key, lambda: rollout_details(listing))
+        return HTMLResponse(views.rollouts_page(listing, details, problem()))
+
+    # -- drift ------------------------------------------------------------------------------------
+
+    def audit_document() -> Any:
+        if audit is None:
+            raise NotFound("no audit JSON was given (configctl serve --audit-json FILE)")
+        return audit.document()
+
+    async def drift_page(request: Request) -> Response:
+        try:
+            document = await run_in_threadpool(audit_document)
+        except NotFound as exc:
+            return HTMLResponse(views.drift_page(None, one_line(exc.message, 500)))
+        except ConfigctlError as exc:
+            return failure(request, exc)
+        return HTMLResponse(views.drift_page(document, None))
+
+    async def api_drift(request: Request) -> Response:
+        try:
+            return JSONResponse(await run_in_threadpool(audit_document))
+        except ConfigctlError as exc:
+            return failure(request, exc)
+
+    # -- live -------------------------------------------------------------------------------------
+
+    async def events(request: Request) -> Response:
+        hello = message(
+            "hello", {"versions": dict(zip((STATUS, CHANGES, ROLLOUTS), hub.version_key(), strict=True))}
+        )
+        return StreamingResponse(
+            fanout.stream(hello),
+            media_type="text/event-stream",
+            headers={"X-Accel-Buffering": "no"},
+        )
+
+    async def api_console(request: Request) -> Response:
+        """What the console itself holds: its ZooKeeper watches, browsers, refreshes."""
+        return JSONResponse(
+            {
+                **hub.stats(),
+                "subscribers": fanout.count,
+                "dropped": fanout.dropped,
+                "shared_reads": shared.computed,
+            }
+        )
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return failure(request, NotFound(f"nothing at {request.url.path}"))
+
+    async def crashed(request: Request, exc: Exception) -> Response:
+        """A bug: logged whole for the operator; the browser gets one line."""
+        log.error("console: %s failed", request.url.path, exc_info=exc)
+        text = "the console failed to answer (its log has the details)"
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": text}, status_code=500)
+        return HTMLResponse(views.error_page(500, text), status_code=500)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        fanout.attach(asyncio.get_running_loop())
+        yield
+
+    routes = [
+        Route("/", fleet_page),
+        Route("/entity/{path:path}", entity_page),
+        Route("/rollouts", rollouts_page),
+        Route("/drift", drift_page),
+        Route("/api/status", api_status),
+        Route("/api/entity/{path:path}", api_entity),
+        Route("/api/rollouts", api_rollouts),
+        Route("/api/drift", api_drift),
+        Route("/api/console", api_console),
+        Route("/events", events),
+        Mount("/static", StaticFiles(packages=[("configctl.console", "static")]), name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(Guard, token=token, loopback_only=loopback_only)],
+        exception_handlers={404: not_found, Exception: crashed},
+        lifespan=lifespan,
+    )

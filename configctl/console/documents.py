@@ -1,0 +1,206 @@
+"""The documents the console serves: each built by the code that builds the CLI's ``-o json``.
+
+One home per document: ``/api/status`` is ``configctl status -o json`` because it is made by the
+same :class:`~configctl.cli.status.StatusView`; ``/api/rollouts`` by the same list view as
+``configctl rollout list -o json``; the entity document is assembled from ``describe -o json``,
+``describe --effective -o json`` and ``history -o json`` elements, with the ``--wait`` verdict
+(:func:`configctl.fleet.outcome`) per broker. Secrets are masked where those documents mask them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from configctl import fleet
+from configctl.cli.describe import DescribeView
+from configctl.cli.history import HistoryView
+from configctl.cli.rollout import _ListView as RolloutListView
+from configctl.cli.rollout import _ShowView as RolloutShowView
+from configctl.cli.status import StatusView
+from configctl.effective import EffectiveReport, effective_config
+from configctl.entities import Entity, EntityType
+from configctl.errors import InvalidInput, NotFound, one_line
+from configctl.files import read_json
+from configctl.store import ConfigStore, Notification
+from configctl.znodes import HistoryRecord
+
+MAX_EFFECTIVE_BROKERS = 50
+"""Brokers whose effective values the entity document computes (each costs a few reads); the
+others are counted in ``effective_omitted`` and reachable one at a time with ``?broker=ID``."""
+
+CHANGE_SCAN = 200
+"""How many of the newest notifications are searched for an entity's latest change."""
+
+
+def status_document(store: ConfigStore) -> dict[str, Any]:
+    """``configctl status -o json``."""
+    return StatusView(fleet.status(store)).to_json()
+
+
+def rollouts_document(store: ConfigStore) -> list[dict[str, Any]]:
+    """``configctl rollout list -o json``."""
+    return RolloutListView(store.rollouts.listing()).to_json()
+
+
+def rollout_detail(store: ConfigStore, rollout_id: str) -> dict[str, Any]:
+    """``configctl rollout show ID -o json`` (plan, step, what it would undo, events)."""
+    return RolloutShowView(store.rollouts.load(rollout_id)).to_json()
+
+
+class ChangePaths:
+    """The entity path of each change notification, read once and remembered (a notification
+    never changes; a purged one is forgotten)."""
+
+    def __init__(self) -> None:
+        self._paths: dict[int, str | None] = {}
+
+    def newest(self, store: ConfigStore, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` changes still in ZooKeeper, newest first: ``{"change_number","entity_path"}``."""
+        notes = store.notifications()
+        present = {n.number for n in notes}
+        for number in [n for n in self._paths if n not in present]:
+            del self._paths[number]
+        newest = notes[-limit:]
+        self._read(store, [n for n in newest if n.number not in self._paths])
+        return [
+            {"change_number": n.number, "entity_path": self._paths.get(n.number)} for n in reversed(newest)
+        ]
+
+    def latest_for(self, store: ConfigStore, path: str, scan: int = CHANGE_SCAN) -> int | None:
+        """The newest change notification still in ZooKeeper naming ``path`` (None: none among the newest ``scan``)."""
+        notes = store.notifications()[-scan:]
+        self._read(store, [n for n in notes if n.number not in self._paths])
+        found = [n.number for n in notes if self._paths.get(n.number) == path]
+        return max(found) if found else None
+
+    def _read(self, store: ConfigStore, notes: Sequence[Notification]) -> None:
+        # One notification at a time: the store's batch read leaves gone ones out, unaligned.
+        for note in notes:
+            paths = store.notified_paths([note])
+            self._paths[note.number] = paths[0] if paths else None
+
+
+@dataclass
+class EntityDocument:
+    """``/api/entity/<path>``: the stored config, its effective value per broker, the verdict per
+    broker on its latest change, and its history."""
+
+    entity: Entity
+    stored: dict[str, Any]
+    history: list[dict[str, Any]]
+    records: list[HistoryRecord]
+    latest_change: int | None
+    applied: list[fleet.BrokerOutcome]
+    effective: list[EffectiveReport]
+    effective_omitted: int = 0
+    effective_problems: dict[int, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entity_path": self.entity.path,
+            "entity_label": self.entity.label,
+            "stored": self.stored,
+            "latest_change_number": self.latest_change,
+            "applied": [o.to_json() for o in self.applied],
+            "effective": [r.to_json() for r in self.effective],
+            "effective_omitted": self.effective_omitted,
+            "effective_unavailable": [
+                {"broker_id": b, "reason": reason} for b, reason in sorted(self.effective_problems.items())
+            ],
+            "history": self.history,
+        }
+
+
+def parse_entity(path: str) -> Entity:
+    """The entity a URL names by its stored path (``topics/orders``, ``users/User%3Aalice``)."""
+    try:
+        return Entity.from_path(path)
+    except InvalidInput as exc:
+        raise NotFound(f"{one_line(exc.message, 200)}") from None
+
+
+def entity_document(
+    store: ConfigStore, entity: Entity, changes: ChangePaths, *, only_broker: int | None = None
+) -> EntityDocument:
+    """Everything the console shows about one entity (reads the store; the caller caches)."""
+    stored = store.read(entity, strict=False)
+    described = DescribeView(entity.type, [stored]).to_json()[0]
+    records = store.history(entity)
+    history = HistoryView(entity, records, stored).to_json()
+    latest = changes.latest_for(store, entity.path)
+    states = store.broker_states()
+    known = fleet.known_brokers(store)
+    applied = []
+    if latest is not None:
+        written = [fleet.Written(entity, latest)]
+        applied = [fleet.outcome(b, states.get(b), written) for b in known]
+    live = sorted(states) if only_broker is None else [b for b in sorted(states) if b == only_broker]
+    wanted = [b for b in live if _follows(entity, b)]
+    effective: list[EffectiveReport] = []
+    problems: dict[int, str] = {}
+    for broker_id in wanted[:MAX_EFFECTIVE_BROKERS]:
+        try:
+            effective.append(effective_config(store, broker_id, _target(entity)))
+        except (InvalidInput, NotFound) as exc:
+            problems[broker_id] = one_line(exc.message, 300)
+    return EntityDocument(
+        entity,
+        described,
+        history,
+        records,
+        latest,
+        applied,
+        effective,
+        max(0, len(wanted) - MAX_EFFECTIVE_BROKERS),
+        problems,
+    )
+
+
+def _follows(entity: Entity, broker_id: int) -> bool:
+    """Whether broker ``broker_id`` has an effective view of ``entity`` (another broker's own config: no)."""
+    if entity.type is EntityType.BROKERS and not entity.is_default:
+        return entity.name == str(broker_id)
+    return True
+
+
+def _target(entity: Entity) -> Entity | None:
+    """``describe --effective``'s target: a broker layer is the broker itself."""
+    return None if entity.type is EntityType.BROKERS else entity
+
+
+class AuditFile:
+    """The audit's JSON document given with ``--audit-json``, read again when the file changes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._seen: tuple[int, int] | None = None
+        self._document: Any = None
+
+    def document(self) -> Any:
+        """The newest document in the file (a file replaced by the next audit run is re-read)."""
+        try:
+            info = os.stat(self.path)
+        except OSError as exc:
+            raise NotFound(f"the audit JSON {self.path} cannot be read: {one_line(exc.strerror)}") from None
+        key = (info.st_mtime_ns, info.st_size)
+        if key != self._seen:
+            document = read_json(self.path, "the audit JSON")
+            if not isinstance(document, Mapping):
+                raise InvalidInput(f"{self.path} is not an audit JSON document (not a JSON object)")
+            self._document, self._seen = document, key
+        return self._document
+
+
+__all__ = [
+    "AuditFile",
+    "ChangePaths",
+    "EntityDocument",
+    "entity_document",
+    "parse_entity",
+    "rollout_detail",
+    "rollouts_document",
+    "status_document",
+]

@@ -1,0 +1,208 @@
+"""The pages: server-rendered HTML from the same documents the API serves.
+
+Jinja2 with autoescaping on: every stored string (an entity name, a reason, a host, a problem's
+text) is text, never markup; a topic named ``<script>`` shows as ``<script>``. No template uses
+an inline script, an inline style or an external URL (the Content-Security-Policy of
+:mod:`.security` would refuse them anyway); the one script, ``/static/console.js``, sorts and
+filters tables and swaps in the page anew when ``/events`` says a document it shows moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from configctl.console.documents import EntityDocument
+
+_ENV = Environment(
+    loader=PackageLoader("configctl.console", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def when(ms: Any) -> str:
+    """A time in milliseconds as UTC (the console serves people in many time zones)."""
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+        return ""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def entity_url(path: str | None) -> str:
+    """The console's link to an entity (its stored path, percent-encoded once more)."""
+    return "/entity/" + quote(path or "", safe="/")
+
+
+_ENV.filters["when"] = when
+_ENV.filters["entity_url"] = entity_url
+
+
+def _render(template: str, **context: Any) -> str:
+    return _ENV.get_template(template).render(**context)
+
+
+# -- fleet ------------------------------------------------------------------------------------------
+
+
+def fleet_rows(status: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per broker, with what the table sorts and filters on."""
+    rows = []
+    for broker in status.get("brokers") or []:
+        problems = broker.get("problems") or []
+        kinds = sorted({str(p.get("kind")) for p in problems})
+        count = len(problems) + int(broker.get("problems_omitted") or 0)
+        if broker.get("observed"):
+            seen = broker.get("observed_change")
+            figures = "observed" + (f" (change {seen})" if seen is not None else " (nothing yet)")
+        else:
+            figures = "computed"
+        rows.append(
+            {
+                **broker,
+                "kinds": kinds,
+                "problem_count": count,
+                "mismatch": "mismatch" in kinds,
+                "figures": figures,
+                "seen_ms": broker.get("applied_at_ms") if broker.get("live") else broker.get("last_seen_ms"),
+            }
+        )
+    return rows
+
+
+def fleet_page(
+    status: Mapping[str, Any],
+    changes: Sequence[Mapping[str, Any]],
+    rollouts: Sequence[Mapping[str, Any]],
+    problem: str | None,
+) -> str:
+    rows = fleet_rows(status)
+    summary = {
+        "brokers": len(rows),
+        "live": sum(1 for r in rows if r.get("live")),
+        "behind": sum(1 for r in rows if r.get("behind")),
+        "with_problems": sum(1 for r in rows if r["problem_count"]),
+        "mismatch": sum(1 for r in rows if r["mismatch"]),
+    }
+    open_rollouts = [r for r in rollouts if r.get("open") or r.get("problem")]
+    return _render(
+        "fleet.html",
+        page="fleet",
+        live="status changes rollouts",
+        status=status,
+        rows=rows,
+        summary=summary,
+        changes=changes,
+        rollouts=open_rollouts,
+        problem=problem,
+    )
+
+
+# -- entity -----------------------------------------------------------------------------------------
+
+
+def entity_page(document: EntityDocument, problem: str | None) -> str:
+    keys = sorted((document.stored.get("config") or {}).keys())
+    by_broker = []
+    for report in document.effective:
+        shown = report.to_json()
+        configs = {c["name"]: c for c in shown["configs"]}
+        by_broker.append({"report": shown, "cells": [configs.get(k) for k in keys]})
+    history = []
+    for record, shown in zip(document.records, document.history, strict=False):
+        history.append({**shown, "keys_changed": sorted(record.changed)})
+    return _render(
+        "entity.html",
+        page="entity",
+        live="status changes",
+        doc=document.to_json(),
+        keys=keys,
+        by_broker=by_broker,
+        history=history,
+        problem=problem,
+    )
+
+
+# -- rollouts ---------------------------------------------------------------------------------------
+
+
+def rollouts_page(
+    rollouts: Sequence[Mapping[str, Any]], details: Mapping[str, Mapping[str, Any]], problem: str | None
+) -> str:
+    return _render(
+        "rollouts.html",
+        page="rollouts",
+        live="rollouts status",
+        rollouts=rollouts,
+        details=details,
+        problem=problem,
+    )
+
+
+# -- drift ------------------------------------------------------------------------------------------
+
+KIND_CLASSES = {
+    "missed": "heat-missed",
+    "divergent": "heat-divergent",
+    "static": "heat-static",
+    "override": "heat-override",
+}
+
+
+def drift_page(document: Mapping[str, Any] | None, reason: str | None) -> str:
+    heatmap = (document or {}).get("heatmap") or {}
+    stale = (document or {}).get("stale_brokers") or []
+    return _render(
+        "drift.html",
+        page="drift",
+        live="",
+        doc=document,
+        reason=reason,
+        keys=heatmap.get("keys") or [],
+        brokers=heatmap.get("brokers") or [],
+        cells=heatmap.get("cells") or [],
+        kind_classes=KIND_CLASSES,
+        stale_groups=_stale_groups(stale),
+        counts=(document or {}).get("counts") or {},
+        problem=None,
+    )
+
+
+def _stale_groups(stale: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Stale brokers grouped by the change they stopped at: one line per root cause, not one per broker."""
+    groups: dict[Any, list[int]] = {}
+    for item in stale:
+        groups.setdefault(item.get("change_number"), []).append(item.get("broker_id"))
+    return [
+        {
+            "change_number": change,
+            "count": len(ids),
+            "brokers": _ranges(sorted(i for i in ids if isinstance(i, int))),
+        }
+        for change, ids in sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    ]
+
+
+def _ranges(ids: Sequence[int]) -> str:
+    """``1-4, 7, 9-10``: a few hundred broker ids on one line."""
+    parts: list[str] = []
+    start = previous = None
+    for broker in ids:
+        if start is None:
+            start = previous = broker
+        elif broker == previous + 1:  # type: ignore[operator]
+            previous = broker
+        else:
+            parts.append(f"{start}" if start == previous else f"{start}-{previous}")
+            start = previous = broker
+    if start is not None:
+        parts.append(f"{start}" if start == previous else f"{start}-{previous}")
+    return ", ".join(parts)
+
+
+def error_page(status: int, text: str) -> str:
+    return _render("error.html", page="", live="", status_code=status, text=text, problem=None)
