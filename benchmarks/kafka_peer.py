@@ -68,7 +68,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from benchmarks.bulk_apply import raw_multi, stored_form  # noqa: E402
 from benchmarks.propagation import APPLIED_RE, READY, child_env, percentile  # noqa: E402
-from benchmarks.results import format_table, record_rows  # noqa: E402
+from benchmarks.results import format_table, record_rows, write_json  # noqa: E402
 from configctl.desired import syntax  # noqa: E402
 from configctl.entities import Entity, EntityType  # noqa: E402
 from configctl.localkafka import (  # noqa: E402
@@ -851,12 +851,7 @@ def main() -> None:
     print("\n== configctl's figures: measured, raw limit of this run, Kafka's way as the target")
     print(format_table(rows))
     record_rows(rows)
-    if args.json:
-        text = json.dumps(results, indent=2) + "\n"
-        if str(args.json) == "-":
-            sys.stdout.write(text)
-        else:
-            args.json.write_text(text, encoding="utf-8")
+    write_json(results, args.json)
 
 
 def _terminate(signum: int, _frame: Any) -> None:

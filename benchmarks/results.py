@@ -21,6 +21,30 @@ from pathlib import Path
 ENV = "CONFIGCTL_BENCH_RESULTS"
 
 
+def write_json(results: dict, where: Path | None) -> None:
+    """A benchmark's whole result as JSON, to ``where`` (``-``: stdout; None: nowhere)."""
+    if where is None:
+        return
+    text = json.dumps(results, indent=2) + "\n"
+    if str(where) == "-":
+        sys.stdout.write(text)
+    else:
+        Path(where).write_text(text, encoding="utf-8")
+
+
+def stop_all(processes: list, timeout: float = 30.0) -> None:
+    """Terminate child processes, then kill the ones that do not exit within ``timeout`` each."""
+    import subprocess
+
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 def record(
     figure: str,
     measured: float,

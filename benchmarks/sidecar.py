@@ -40,7 +40,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.propagation import child_env, percentile  # noqa: E402
-from benchmarks.results import format_table, record_rows  # noqa: E402
+from benchmarks.results import format_table, record_rows, stop_all, write_json  # noqa: E402
 from configctl import fleet  # noqa: E402
 from configctl.entities import Entity, EntityType  # noqa: E402
 from configctl.localkafka import KafkaCluster, kafka_version  # noqa: E402
@@ -71,16 +71,6 @@ def start_listeners(
             subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, env=child_env(), cwd=REPO_ROOT)
         )
     return processes
-
-
-def stop_listeners(processes: list[subprocess.Popen]) -> None:
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def ready(store: ConfigStore, *, sidecar: bool) -> bool:
@@ -201,7 +191,7 @@ def main() -> None:
                 time.sleep(0.5)  # the last re-asks, if any, are counted too
                 sent = requests_sent(store) - before
             finally:
-                stop_listeners(processes)
+                stop_all(processes)
                 wait_until(lambda: not fleet.broker_states(store), 60, "the listeners gone")
             results[name] = latency(samples)
             if sidecar:
@@ -218,12 +208,7 @@ def main() -> None:
     )
     print(format_table(rows))
     record_rows(rows)
-    if args.json:
-        text = json.dumps(results, indent=2) + "\n"
-        if str(args.json) == "-":
-            sys.stdout.write(text)
-        else:
-            args.json.write_text(text, encoding="utf-8")
+    write_json(results, args.json)
 
 
 if __name__ == "__main__":
