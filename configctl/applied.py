@@ -14,7 +14,9 @@ killed mid-file would lose the file, not one line.
 Record kinds (``kind``): ``applied`` (one entity's change took effect: each changed key's old and
 new effective value with its source), ``refused`` (a change that did not take effect, with its
 problems), ``observed`` (beside a real broker: the value the broker reported differs from the one
-computed) and ``load`` (a full load: where a listener's log starts covering its broker).
+computed) and ``load`` (a full load: where a listener's log starts covering its broker; its
+``keys`` are the broker's own dynamically set keys as loaded, since a full load may apply changes
+made while the listener was down without logging them one by one).
 """
 
 from __future__ import annotations
@@ -227,8 +229,17 @@ def fold(records: Iterable[Record], at_ms: int | None = None) -> Fold:
     for record in records:
         if at_ms is not None and record.applied_at_ms > at_ms:
             continue
-        if record.kind == LOAD and result.covered_from_ms is None:
-            result.covered_from_ms = record.applied_at_ms
+        if record.kind == LOAD:
+            if result.covered_from_ms is None:
+                result.covered_from_ms = record.applied_at_ms
+            # a full load may have applied anything the log never saw (changes made while the
+            # listener was down): only the broker's own dynamic keys it logged are known again
+            result.values = {
+                (f"brokers/{record.broker_id}", key.key): Ran(
+                    key.new, key.new_source, record.change_number, record.applied_at_ms
+                )
+                for key in record.keys
+            }
         if record.change_number is not None and record.kind in (APPLIED, LOAD):
             result.last_change = max(result.last_change or -1, record.change_number)
         if record.entity_path is None:

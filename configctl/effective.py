@@ -22,16 +22,17 @@ output anyway.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from configctl import fleet
-from configctl.entities import Entity
+from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, NotFound
 from configctl.handlers import BROKER, BrokerView, handler_for
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.precedence import EffectiveValue, Ignored
+from configctl.sources import SERVER_PROPERTIES_SOURCES
 from configctl.store import ConfigStore, Stored
 from configctl.znodes import BrokerStateZNode
 
@@ -49,10 +50,14 @@ class EffectiveReport:
     problems: tuple[Problem, ...] = ()
     stored: Mapping[str, str | None] = field(default_factory=dict)
     """Keys whose stored value is not the one in force on the broker: the stored value."""
+    at_ms: int | None = None
+    """Answered as of this moment (``--at``), from history: None for now."""
+    applied_log: Mapping[str, Any] | None = None
+    """With ``--at``: what the broker's applied log says it ran then (None: no log was readable)."""
 
     def to_json(self) -> dict[str, Any]:
         """``{"broker_id","entity_path","configs":[...]}`` plus the broker's progress (docs/reference/json-output.md)."""
-        return {
+        document = {
             "broker_id": self.broker_id,
             "entity_path": self.entity_path,
             "last_applied_change": self.last_applied_change,
@@ -60,6 +65,16 @@ class EffectiveReport:
             "problems": [p.to_json() for p in self.problems],
             "configs": [self._entry(value) for value in self.values],
         }
+        if self.at_ms is not None:
+            document["at_ms"] = self.at_ms
+            document["applied_log"] = dict(self.applied_log) if self.applied_log is not None else None
+        return document
+
+    def only_overrides(self) -> EffectiveReport:
+        """The same report with dynamic values only (``--only-overrides``): what ZooKeeper sets,
+        not what server.properties or Kafka's defaults give."""
+        kept = tuple(v for v in self.values if is_override(v))
+        return dataclasses.replace(self, values=kept)
 
     def _entry(self, value: EffectiveValue) -> dict[str, Any]:
         """An entry whose stored value is not in force adds ``"stored"``."""
@@ -67,6 +82,11 @@ class EffectiveReport:
         if value.name in self.stored:
             entry["stored"] = self.stored[value.name]
         return entry
+
+
+def is_override(value: EffectiveValue) -> bool:
+    """Set dynamically (a ZooKeeper layer), not by server.properties or a built-in default."""
+    return value.source not in SERVER_PROPERTIES_SOURCES
 
 
 def published_state(store: ConfigStore, broker_id: int) -> dict[str, Any]:
@@ -111,24 +131,44 @@ def view_from(
     return BrokerView(broker_id, static, configs)
 
 
-def effective_config(store: ConfigStore, broker_id: int, target: Entity | None = None) -> EffectiveReport:
-    """Broker ``broker_id``'s effective config, or ``target``'s (topic, quota entity, IP) as it sees it."""
+def target_entity(broker_id: int, target: Entity | None) -> Entity:
+    """The entity asked about (the broker itself when none), refused unless one broker answers for it."""
     entity = target or BROKER.layer(broker_id)
     handler = handler_for(entity)
     if not handler.follows(entity, broker_id) or (handler.layered and entity.is_default):
         raise InvalidInput(f"--effective shows one broker: --broker {broker_id}, not {entity.path}")
-    state = published_state(store, broker_id)
-    static = {str(k): str(v) for k, v in state["static_config"].items()}
-    last = state.get("last_applied_change")
-    last = last if isinstance(last, int) else None
-    reads = handler.reads(entity, broker_id)
-    layers = [BROKER.layer(broker_id), BROKER.layer(None)]
-    wanted = {e.path: e for e in layers}
+    return entity
+
+
+def dependencies(
+    broker_id: int, entity: Entity, listed: Callable[[EntityType], Iterable[Entity]]
+) -> dict[str, Entity]:
+    """Every stored entity ``entity``'s effective config on ``broker_id`` depends on, by path: the
+    broker's two layers and what its handler reads (``listed`` names the members of a family)."""
+    reads = handler_for(entity).reads(entity, broker_id)
+    wanted = {e.path: e for e in (BROKER.layer(broker_id), BROKER.layer(None))}
     for path in reads.paths:
         wanted.setdefault(path, Entity.from_path(path))
     for etype in reads.types:
-        for found in store.entities(etype):
+        for found in listed(etype):
             wanted.setdefault(found.path, found)
+    return wanted
+
+
+def static_config(state: Mapping[str, Any]) -> dict[str, str]:
+    """server.properties as the broker's listener published it (sensitive values masked)."""
+    return {str(k): str(v) for k, v in state["static_config"].items()}
+
+
+def effective_config(store: ConfigStore, broker_id: int, target: Entity | None = None) -> EffectiveReport:
+    """Broker ``broker_id``'s effective config, or ``target``'s (topic, quota entity, IP) as it sees it."""
+    entity = target_entity(broker_id, target)
+    handler = handler_for(entity)
+    state = published_state(store, broker_id)
+    static = static_config(state)
+    last = state.get("last_applied_change")
+    last = last if isinstance(last, int) else None
+    wanted = dependencies(broker_id, entity, store.entities)
     stored = store.read_many(wanted.values(), strict=False)
     depends = set(wanted)
     problems = tuple(p for p in fleet.problems_of(state) if p.entity_path in depends)

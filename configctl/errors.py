@@ -137,6 +137,13 @@ class MigrationInProgress(ConfigctlError):
     exit_code = 14
 
 
+class BeyondHorizon(ConfigctlError):
+    """A question about a moment older than what configctl's history (or an archive) still holds
+    for an entity the answer depends on: answered with the horizon, never with a guess."""
+
+    exit_code = 13
+
+
 EXIT_CODES = {
     0: "success (plan: no changes; --wait: every known broker applied it)",
     1: "invalid input: bad entity, key, value or file; nothing was written",
@@ -151,6 +158,7 @@ EXIT_CODES = {
     10: "written, but not every known broker applied it in time (--wait ended first)",
     11: "rollout aborted: every entity it touched is restored to its previous bytes",
     12: "rollout stuck: its record says what to undo (configctl rollout abort|resume ID)",
+    13: "beyond the horizon: the history kept does not reach back to the time asked (--at); nothing was written",
     14: "refused: a KRaft controller owns the metadata or a ZooKeeper-to-KRaft migration is under way (/controller, /migration); nothing was written",
 }
 

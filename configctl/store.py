@@ -292,6 +292,15 @@ class ConfigStore(Protocol):
 
     def history(self, entity: Entity) -> list[HistoryRecord]: ...
 
+    def history_entities(self) -> list[Entity]:
+        """Every entity with recorded history, deleted ones included (``history --since``, ``--at``)."""
+        ...
+
+    def notification_times(self) -> list[tuple[int, str, int]]:
+        """``(change number, entity path, creation time in ms)`` of each notification still in the
+        store, oldest first (what ``change:N`` and a history record's change number are read from)."""
+        ...
+
     def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
         """Record ``change``, committed at ``version`` by someone else (a broker), in the history."""
         ...

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
+from configctl.cli.moments import effective_moment_options, refuse_without_effective
 from configctl.cli.options import global_options
 from configctl.cli.render import entity_json, entity_label, masked, safe, show, warning
 from configctl.entities import EntityType
@@ -25,6 +26,7 @@ from configctl.store import Stored
     help="With --broker ID: the values that broker ends up with and where each comes from; "
     "add --topic, --user [--client], --client or --ip for that entity as the broker sees it.",
 )
+@effective_moment_options
 @global_options
 @click.pass_context
 def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
@@ -39,8 +41,9 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
     if effective:
         from configctl.cli.effective import describe_effective
 
-        describe_effective(params)
+        describe_effective(params, **kwargs)
         return
+    refuse_without_effective(kwargs)
     selection = select(ctx, params, allow_all=True)
     with open_store() as store:
         if selection.entity is not None:

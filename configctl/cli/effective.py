@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from configctl.cli.render import safe, show
 from configctl.effective import EffectiveReport, effective_config
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
+from configctl.timeref import TimeRef, iso
 
 
 def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
@@ -58,11 +60,23 @@ def effective_target(params: dict[str, Any]) -> tuple[int, Entity | None]:
     return broker_id, None
 
 
-def describe_effective(params: dict[str, Any]) -> None:
+def describe_effective(
+    params: dict[str, Any],
+    at: TimeRef | None = None,
+    applied_logs: Sequence[str] = (),
+    only_overrides: bool = False,
+    **_: Any,
+) -> None:
+    """Now, or as of ``at`` (rebuilt from history: :mod:`configctl.travel.at`)."""
     broker_id, target = effective_target(params)
     with open_store() as store:
-        report = effective_config(store, broker_id, target)
-    show(EffectiveView(report))
+        if at is None:
+            report = effective_config(store, broker_id, target)
+        else:
+            from configctl.travel.at import effective_at
+
+            report = effective_at(store, broker_id, target, at, applied_logs)
+    show(EffectiveView(report.only_overrides() if only_overrides else report))
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,10 @@ class EffectiveView:
 def render_table(out: Console, report: EffectiveReport) -> None:
     change = "unknown" if report.last_applied_change is None else str(report.last_applied_change)
     progress = f"its listener has applied up to change {change}"
+    if report.at_ms is not None:
+        log = report.applied_log
+        covered = "its applied log covers it" if log and log.get("covered") else "no applied log covers it"
+        progress = f"as of {iso(report.at_ms)}, from history; {covered}; applied up to change {change}"
     if report.pending:
         progress += "; [yellow]changes to it are still pending[/]"
     if report.problems:
@@ -105,6 +123,12 @@ def render_table(out: Console, report: EffectiveReport) -> None:
     out.print(table)
     for item in report.ignored:
         out.print(f"[yellow]ignored[/] {safe(item.entity_path)} {safe(item.name)}: {safe(item.reason)}")
+    for item in (report.applied_log or {}).get("differences", ()):
+        by = "reported by the broker" if item["reported_by_broker"] else "applied"
+        out.print(
+            f"[yellow]differs[/] {safe(item['name'])}: history says {safe(_cell(item['written']))}, the broker ran "
+            f"{safe(_cell(item['ran']))} ({by}, change {item['change_number']})"
+        )
     for problem in report.problems:
         where = problem.entity_path or problem.notification or "?"
         out.print(

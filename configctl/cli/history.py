@@ -23,6 +23,7 @@ from configctl import rollback as rollbacks
 from configctl.changes import KeyDiff, diff
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
+from configctl.cli.moments import MOMENT
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import (
     diff_json,
@@ -38,6 +39,7 @@ from configctl.cli.waiting import conclude, follow, wait_option
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.store import Stored
+from configctl.timeref import TimeRef
 from configctl.znodes import HistoryRecord
 
 
@@ -152,21 +154,97 @@ class HistoryView:
 @click.command(cls=EntityCommand)
 @entity_options
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Show only the newest N records.")
+@click.option(
+    "--since",
+    type=MOMENT,
+    metavar="T",
+    help="Without an entity: every change across the fleet since T (ISO-8601, -2h, -3d, change:N), "
+    "deleted entities included; with one: its records since T.",
+)
+@click.option("--until", type=MOMENT, metavar="T", help="With --since: up to T (default: now).")
 @global_options
 @click.pass_context
-def history(ctx: click.Context, limit: int | None, **kwargs: Any) -> None:
+def history(
+    ctx: click.Context, limit: int | None, since: TimeRef | None, until: TimeRef | None, **kwargs: Any
+) -> None:
     """Show the recorded writes of one entity, newest first.
+
+    With --since and no entity: every change across the fleet in that window.
 
     \b
       configctl history --topic orders
       configctl history --user alice --client app1 --output json
+      configctl history --since -2h                  # every change in the fleet in the last 2 hours
     """
-    entity = _entity(ctx, kwargs)
+    params = pop_selection(kwargs)
+    if until is not None and since is None:
+        raise click.UsageError("--until needs --since")
+    if since is not None and not any(params.values()):
+        _fleet_feed(since, until, limit)
+        return
+    entity = _entity(ctx, params)
     with open_store() as store:
         entries = store.history(entity)
         current = store.read(entity, strict=False)
+        if since is not None:
+            entries = _window(store, entries, since, until)
     newest = entries[0] if entries else None
     show(HistoryView(entity, entries[:limit] if limit is not None else entries, current, newest))
+
+
+def _window(
+    store: Any, entries: list[HistoryRecord], since: TimeRef, until: TimeRef | None
+) -> list[HistoryRecord]:
+    """The records of one entity within [since, until]."""
+    from configctl.travel.past import History, resolve
+
+    moments = History(store)
+    start = resolve(since, moments)
+    end = resolve(until, moments) if until is not None else None
+    return [e for e in entries if e.time_ms >= start and (end is None or e.time_ms <= end)]
+
+
+def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None) -> None:
+    from configctl.travel.feed import feed
+    from configctl.travel.past import History, resolve
+
+    with open_store() as store:
+        moments = History(store)
+        start = resolve(since, moments)
+        end = resolve(until, moments) if until is not None else None
+        entries = feed(store, start, end)
+    show(FeedView(entries[:limit] if limit is not None else entries, start, end))
+
+
+@dataclass(frozen=True)
+class FeedView:
+    """``history --since``: the fleet's writes in a window (keys, never values)."""
+
+    entries: list[Any]
+    since_ms: int
+    until_ms: int | None
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [entry.to_json() for entry in self.entries]
+
+    def render(self, out: Console) -> None:
+        window = f"since {_when(self.since_ms)}" + (f" until {_when(self.until_ms)}" if self.until_ms else "")
+        if not self.entries:
+            out.print(f"No change recorded {window}.")
+            return
+        table = Table(title=f"Changes across the fleet {window}", title_justify="left", show_edge=False)
+        for column in ("time", "entity", "version", "identity", "reason", "keys"):
+            table.add_column(column, overflow="fold")
+        for entry in self.entries:
+            table.add_row(
+                _when(entry.time_ms),
+                safe(entry.entity_path),
+                "deleted" if entry.version < 0 else str(entry.version),
+                safe(entry.identity),
+                safe(entry.reason),
+                safe(", ".join(entry.keys)),
+            )
+        out.print(table)
 
 
 @dataclass

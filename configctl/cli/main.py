@@ -66,6 +66,14 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "configctl.cli.rollout:rollout",
         "Canary and wave rollouts: list them, show one, and finish one whose process died.",
     ),
+    "blame": (
+        "configctl.cli.blame:blame",
+        "Show the writes that produced a key's value on one broker, newest first.",
+    ),
+    "diff": (
+        "configctl.cli.diff:diff",
+        "Compare effective configs: two brokers (now or --at T), or one broker at two moments.",
+    ),
     "serve": (
         "configctl.cli.serve:serve",
         "Serve the fleet console: a live, read-only web view of what every broker runs.",

@@ -88,15 +88,29 @@ class AppliedLog:
         *,
         full_load: bool = False,
         up_to: int | None = None,
+        loaded: Mapping[str, EffectiveValue] | None = None,
     ) -> None:
         """Log one batch: an ``applied`` record per entity change (old values from ``before``,
         the entity's effective config before the batch, where it was taken), a ``refused`` record
-        per entity with problems and no change, and a ``load`` record for a full load."""
+        per entity with problems and no change, and a ``load`` record for a full load (with
+        ``loaded``: the broker's own dynamically set keys as loaded)."""
         now = self._now_ms()
         records: list[Record] = []
         if full_load:
+            keys = tuple(
+                KeyRecord(name, None, None, self._shown(v.value, v.sensitive), v.source, None)
+                for name, v in sorted((loaded or {}).items())
+            )
             records.append(
-                Record(LOAD, self.broker_id, up_to, None, now, extra={"entities": result.applied_count})
+                Record(
+                    LOAD,
+                    self.broker_id,
+                    up_to,
+                    None,
+                    now,
+                    keys=keys,
+                    extra={"entities": result.applied_count},
+                )
             )
         problems: dict[str | None, list[Problem]] = {}
         for problem in result.problems:

@@ -52,6 +52,7 @@ from configctl.listener.plugins import LoadedPlugin, load_plugins
 from configctl.listener.state import FleetRecorder, SnapshotWriter, StatePublisher
 from configctl.precedence import EffectiveValue
 from configctl.secrets import read_digest_key
+from configctl.sources import DYNAMIC_BROKER_SOURCES
 from configctl.zk.configtree import ConfigTree, Data
 from configctl.zk.connection import ConnectionSettings
 from configctl.zk.session import ZkSession
@@ -120,7 +121,7 @@ class _Handler:
                 self._read_all(entities), up_to, initial=self._initial, invalid=invalid, unreadable=unreadable
             )
         applied = time.perf_counter()
-        self.owner._log_applied(result, {}, full_load=True, up_to=self.manager.last_applied_change)
+        self.owner._log_applied(result, {}, full_load=True)
         if not self._initial:  # the initial load's broker layers are observed once started
             self.owner._observe(result)
         self.owner._after_batch()
@@ -662,8 +663,16 @@ class ConfigListener:
         """Append the batch to the applied log; a full disk is a side error, never a stall."""
         if self.applied_log is None:
             return
+        loaded = None
+        if full_load:
+            up_to = self.manager.last_applied_change
+            loaded = {
+                name: value
+                for name, value in self.manager.broker_config().items()
+                if value.source in DYNAMIC_BROKER_SOURCES
+            }
         try:
-            self.applied_log.batch(result, before, full_load=full_load, up_to=up_to)
+            self.applied_log.batch(result, before, full_load=full_load, up_to=up_to, loaded=loaded)
             self._side_ok("applied log")
         except OSError as exc:
             self._side_error("applied log", exc, f"cannot append to {self.applied_log.path}")

@@ -624,6 +624,45 @@ class ConfigStore:
         records.reverse()
         return records
 
+    def history_entities(self) -> list[Entity]:
+        """Every entity with a history directory, deleted ones included (listings pipelined; a
+        directory that names no entity is skipped)."""
+        root = HistoryZNodes.ROOT
+        types = [t for t in EntityType if t.value in self.session.children(root)]
+        listed = self.session.children_many([f"{root}/{t.value}" for t in types])
+        paths: list[str] = []
+        users: list[str] = []
+        for etype, names in zip(types, listed, strict=True):
+            for name in names or ():
+                paths.append(f"{etype.value}/{name}")
+                if etype.nests_clients:
+                    users.append(name)
+        clients = self.session.children_many([f"{root}/users/{u}/clients" for u in users])
+        for user, names in zip(users, clients, strict=True):
+            paths.extend(f"users/{user}/clients/{c}" for c in names or ())
+        found = []
+        for path in paths:
+            try:
+                found.append(Entity.from_path(path))
+            except InvalidInput:
+                continue
+        return found
+
+    def notification_times(self) -> list[tuple[int, str, int]]:
+        """Each notification still in ``/config/changes``: its number, entity path and ctime."""
+        present = self.notifications()
+        nodes = self.session.get_many([f"{CHANGES_PATH}/{n.name}" for n in present], node_errors=True)
+        result = []
+        for notification, node in zip(present, nodes, strict=True):
+            if node is None or isinstance(node, Exception):
+                continue
+            try:
+                path = decode_notification(node[0]).path
+            except InvalidInput:
+                continue
+            result.append((notification.number, path, int(node[1].ctime)))
+        return result
+
     def _trim_histories(self, entities: Sequence[Entity]) -> None:
         """Keep the newest ``history_limit`` records of each entity (listings and deletes pipelined)."""
         if not entities:

@@ -160,3 +160,18 @@ def test_settings_out_of_range_are_one_line(tmp_path):
         AppliedLog(tmp_path, 1, max_bytes=10)
     with pytest.raises(InvalidInput, match="at least 1 segment"):
         AppliedLog(tmp_path, 1, keep=0)
+
+
+def test_the_reference_page_example_is_a_record_as_the_sink_writes_it(tmp_path):
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "reference" / "applied-log.md"
+    example = next(line for line in page.read_text().splitlines() if line.startswith('{"v":1'))
+    record = applied.parse(example)
+    assert record is not None
+    assert json.loads(record.line()) == json.loads(example)
+    manager = DynamicConfigManager(1, STATIC)
+    log = AppliedLog(tmp_path, 1, fsync=False)
+    apply(manager, log, "topics/orders", {"retention.ms": "86400000"}, 42)
+    (written,) = lines(tmp_path)
+    assert written.keys() == json.loads(example).keys()

@@ -1,0 +1,10 @@
+"""Time travel (docs/investigating.md): the past rebuilt from configctl's history and the
+listeners' applied logs, answered by the same precedence code as the present.
+
+- :mod:`configctl.travel.past`: an entity's config at a moment, from its history records, and the
+  horizon beyond which history cannot say (exit 13, :class:`configctl.errors.BeyondHorizon`);
+- :mod:`configctl.travel.at`: ``describe --effective --at T``;
+- :mod:`configctl.travel.blame`: the writes that produced a key's value;
+- :mod:`configctl.travel.diff`: two brokers, or one broker at two moments;
+- :mod:`configctl.travel.feed`: every change across the fleet in a window (``history --since``).
+"""

@@ -1,0 +1,177 @@
+"""An entity's config at a moment, from configctl's history records, and where history ends.
+
+ZooKeeper keeps only an entity's latest bytes; configctl records every write it makes (and every
+write a broker made for it) under ``/configctl/history/<entity path>`` with its time, and keeps
+the newest ``history_limit`` records per entity. So the config an entity had at T is the config
+of its newest record at or before T. Where no record reaches back to T the answer is not guessed:
+
+- the oldest record kept is version 0 (the node's creation): the entity had no config before it;
+- it is a later version (older records were trimmed): T is beyond the horizon, :class:`BeyondHorizon`
+  (exit 13) names the entity and the oldest moment its history covers;
+- there is no record at all but the entity exists (written by another tool, or history off):
+  its past is unknown, also beyond the horizon; an entity with neither never had a config.
+
+``change:N`` becomes the time of the history record of change N's write: its entity and rough
+time come from its notification while ZooKeeper keeps it (15 minutes by default), else from a
+broker's applied log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from configctl import applied
+from configctl.entities import Entity
+from configctl.errors import BeyondHorizon, InvalidInput
+from configctl.store import ABSENT, ConfigStore, Stored
+from configctl.timeref import TimeRef, iso
+from configctl.znodes import HistoryRecord
+
+
+class History:
+    """The store's history records, read once per entity per command (newest first)."""
+
+    def __init__(self, store: ConfigStore) -> None:
+        self.store = store
+        self._records: dict[str, list[HistoryRecord]] = {}
+        self._entities: list[Entity] | None = None
+        self._notifications: list[tuple[int, str, int]] | None = None
+        self._exists: dict[str, bool] = {}  # does the entity's config node exist now (read once)
+
+    def records(self, entity: Entity) -> list[HistoryRecord]:
+        found = self._records.get(entity.path)
+        if found is None:
+            found = self._records[entity.path] = self.store.history(entity)
+        return found
+
+    def entities(self) -> list[Entity]:
+        """Every entity with history, deleted ones included."""
+        if self._entities is None:
+            self._entities = self.store.history_entities()
+        return self._entities
+
+    def entities_of(self, etype: Any) -> list[Entity]:
+        """The entities of one type that have a config now or had one in the history kept."""
+        found = {e.path: e for e in self.store.entities(etype)}
+        for entity in self.entities():
+            if entity.type == etype:
+                found.setdefault(entity.path, entity)
+        return list(found.values())
+
+    def notifications(self) -> list[tuple[int, str, int]]:
+        if self._notifications is None:
+            self._notifications = self.store.notification_times()
+        return self._notifications
+
+    def record_at(self, entity: Entity, at_ms: int, exists_now: bool) -> HistoryRecord | None:
+        """The record in force at ``at_ms`` (None: the entity had no config then)."""
+        records = self.records(entity)
+        for record in records:
+            if record.time_ms <= at_ms:
+                return record
+        if not records:
+            if exists_now:
+                raise BeyondHorizon(
+                    f"configctl's history holds no record of {entity.path} (written by another tool, or "
+                    f"with history off), so its config at {iso(at_ms)} is unknown"
+                )
+            return None
+        oldest = records[-1]
+        if oldest.version <= 0:
+            return None  # created after at_ms
+        raise BeyondHorizon(
+            f"the history of {entity.path} reaches back to {iso(oldest.time_ms)} (version {oldest.version}); "
+            f"{iso(at_ms)} is beyond that horizon"
+        )
+
+    def config_at(self, entity: Entity, at_ms: int, exists_now: bool) -> dict[str, str]:
+        """``entity``'s stored config at ``at_ms`` ({} when it had none); beyond the horizon: exit 13."""
+        return self._config_of(entity, self.record_at(entity, at_ms, exists_now))
+
+    @staticmethod
+    def _config_of(entity: Entity, record: HistoryRecord | None) -> dict[str, str]:
+        if record is None or record.version < 0:
+            return {}
+        if record.config is None:
+            raise BeyondHorizon(
+                f"{entity.path} version {record.version} ({iso(record.time_ms)}) was recorded by its digest "
+                "only (too large to keep beside it), so its config then is unknown"
+            )
+        return dict(record.config)
+
+    def stored_at(self, entities: Iterable[Entity], at_ms: int) -> list[Stored]:
+        """Each entity's config at ``at_ms`` as a :class:`Stored` (as ``describe`` reads the present)."""
+        wanted = list(entities)
+        unknown = [e for e in wanted if e.path not in self._exists]
+        if unknown:
+            self._exists.update(
+                {s.entity.path: s.exists for s in self.store.read_many(unknown, strict=False)}
+            )
+        result = []
+        for entity in wanted:
+            record = self.record_at(entity, at_ms, self._exists.get(entity.path, False))
+            config = self._config_of(entity, record)
+            version = record.version if record is not None else ABSENT
+            result.append(Stored(entity, config, version))
+        return result
+
+    def change_number_of(self, record: HistoryRecord) -> int | None:
+        """The change number of a recorded write, while its notification is still in ZooKeeper
+        (the first notification of that entity created at or after the record's time)."""
+        for number, path, ctime in self.notifications():
+            if path == record.entity_path and ctime >= record.time_ms:
+                return number
+        return None
+
+
+def resolve(ref: TimeRef, history: History, logs: Sequence[applied.Record] = ()) -> int:
+    """The moment ``ref`` names, in epoch ms (``change:N``: the time change N was recorded)."""
+    if ref.at_ms is not None:
+        return ref.at_ms
+    number = ref.change
+    assert number is not None
+    path, seen_ms = None, None
+    for found, entity_path, ctime in history.notifications():
+        if found == number:
+            path, seen_ms = entity_path, ctime
+            break
+    if path is None:
+        for record in logs:
+            if record.change_number == number and record.entity_path and record.kind != applied.OBSERVED:
+                path, seen_ms = record.entity_path, record.applied_at_ms
+                break
+    if path is None or seen_ms is None:
+        present = history.notifications()
+        if present and number > present[-1][0]:
+            raise InvalidInput(
+                f"change {number} has not happened yet (the newest is change {present[-1][0]})"
+            )
+        oldest = f" (the oldest still in ZooKeeper is change {present[0][0]})" if present else ""
+        raise BeyondHorizon(
+            f"change {number} is older than the change notifications ZooKeeper keeps{oldest} and no applied "
+            "log read records it; give a time instead, or --applied-log DIR"
+        )
+    records = history.records(Entity.from_path(path))
+    before = [r for r in records if r.time_ms <= seen_ms]
+    # no record at or before it: the write's own record was trimmed (then the moment it was seen
+    # lies beyond the horizon, and is refused as such), or history was off
+    return before[0].time_ms if before else seen_ms
+
+
+def applied_records(
+    broker_id: int, given: Sequence[str | Path], state: dict[str, Any] | None
+) -> list[applied.Record] | None:
+    """Broker ``broker_id``'s applied log: from the directories given (``--applied-log``), else
+    where its running listener says it writes it, if this machine can read it; None: none found."""
+    places = [Path(p) for p in given]
+    if not places and state is not None and isinstance(state.get("applied_log"), str):
+        places = [Path(state["applied_log"])]
+    records: list[applied.Record] = []
+    found = False
+    for place in places:
+        if applied.segments(place, broker_id):
+            found = True
+            records.extend(applied.read(place, broker_id))
+    return records if found else None
