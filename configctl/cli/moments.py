@@ -34,8 +34,8 @@ class MomentType(click.ParamType):
 MOMENT = MomentType()
 
 APPLIED_LOG_HELP = (
-    "A listener's --state-dir (or its applied/ directory) to read applied logs from; default: where "
-    "the broker's running listener says it writes them, if this machine can read it. Repeatable."
+    "A listener's --state-dir (or its applied/ directory): read what the broker ran from its applied "
+    "log there. Repeatable."
 )
 
 

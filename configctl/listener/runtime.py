@@ -515,8 +515,6 @@ class ConfigListener:
             document.update(self.observer.state())
         else:
             document["observed"] = False
-        if self.applied_log is not None:
-            document["applied_log"] = str(self.applied_log.directory)
         document["counters"].update(
             {
                 "notifications_processed": stats["notifications_processed"],

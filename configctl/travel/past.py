@@ -160,18 +160,18 @@ def resolve(ref: TimeRef, history: History, logs: Sequence[applied.Record] = ())
     return before[0].time_ms if before else seen_ms
 
 
-def applied_records(
-    broker_id: int, given: Sequence[str | Path], state: dict[str, Any] | None
-) -> list[applied.Record] | None:
-    """Broker ``broker_id``'s applied log: from the directories given (``--applied-log``), else
-    where its running listener says it writes it, if this machine can read it; None: none found."""
-    places = [Path(p) for p in given]
-    if not places and state is not None and isinstance(state.get("applied_log"), str):
-        places = [Path(state["applied_log"])]
+def applied_records(broker_id: int, given: Sequence[str | Path]) -> list[applied.Record] | None:
+    """Broker ``broker_id``'s applied log, from the state directories given (``--applied-log``);
+    None when none of them holds one. A directory that is not there, or cannot be read, is one line."""
     records: list[applied.Record] = []
     found = False
-    for place in places:
-        if applied.segments(place, broker_id):
-            found = True
-            records.extend(applied.read(place, broker_id))
+    for place in (Path(p) for p in given):
+        if not place.is_dir():
+            raise InvalidInput(f"--applied-log {place}: no such directory")
+        try:
+            if applied.segments(place, broker_id):
+                found = True
+                records.extend(applied.read(place, broker_id))
+        except OSError as exc:
+            raise InvalidInput(f"--applied-log {place}: cannot read it ({exc.strerror or exc})") from None
     return records if found else None

@@ -61,6 +61,8 @@ class Fleet:
         self.changes: dict[str, int] = {}
 
     def cli(self, *args: str, env: dict[str, str] | None = None):
+        if args[0] in ("describe", "blame", "diff"):  # what the brokers ran: their applied logs
+            args = (*args, "--applied-log", str(self.state))
         return run_cli("--zookeeper", self.connect, *args, env=env)
 
     def alter(self, name: str, *args: str, env: dict[str, str] | None = None) -> int:
@@ -307,3 +309,34 @@ def test_secrets_never_appear_in_clear(fleet):
     ]
     assert logged and logged[0].keys[0].new.startswith("sha256:")
     assert os.path.isdir(fleet.state / "applied")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (("describe", "--broker", "1", "--at", "-1h"), 2, "needs --effective"),
+        (("describe", "--effective", "--broker", "1", "--at", "change:99999"), 1, "has not happened yet"),
+        (("blame", "--broker", "1", "--key", "no.such.key"), 1, "has no config 'no.such.key'"),
+        (("blame", "--broker", "7", "--key", "log.retention.ms"), 6, "broker 7 has no running listener"),
+        (("diff", "--broker", "1"), 2, "give --broker A --broker B"),
+        (("diff", "--broker", "1", "--broker", "2", "--at", "-1h", "--at", "-2h"), 2, "give --broker A"),
+        (("history", "--until", "-1h"), 2, "--until needs --since"),
+        (("history", "--since", "soon"), 2, "change:N"),
+    ],
+)
+def test_bad_input_is_one_line_with_a_truthful_exit_status(fleet, args, code, says):
+    result = run_cli("--zookeeper", fleet.connect, *args)
+    assert result.returncode == code, result.stderr
+    assert says in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_an_applied_log_directory_that_is_not_there_is_one_line(fleet, tmp_path):
+    at = ("--at", f"change:{fleet.changes['c1']}")
+    missing = run_cli(
+        "--zookeeper", fleet.connect, "describe", "--effective", "--broker", "1", *at, "--applied-log", str(tmp_path / "x")
+    )  # fmt: skip
+    assert missing.returncode == 1 and "no such directory" in missing.stderr
+    empty = run_cli(
+        "--zookeeper", fleet.connect, "describe", "--effective", "--broker", "1", *at, "--applied-log", str(tmp_path), "-o", "json"
+    )  # fmt: skip
+    assert empty.returncode == 0 and json.loads(empty.stdout)["applied_log"] is None
