@@ -11,7 +11,7 @@ listener does, :mod:`configctl.zk.watchers`):
   dies), ``/configctl/fleet`` (a broker known or retired), Kafka's ``/brokers/ids`` and
   ``/configctl/rollouts`` (a rollout starts or ends);
 * a data watch on every broker's state node and fleet record (a broker applied a change, found a
-  problem) and on every rollout record (a step).
+  problem), on every rollout record (a step) and its owner node (its process died).
 
 Bursts are coalesced (``debounce``): a thousand listeners applying one change cost a few
 refreshes, not a thousand. After a reconnection every child watch is armed again; a re-list
@@ -154,9 +154,13 @@ class WatchHub:
             try:
                 self._refresh(dirty)
                 self.problem, backoff = None, 0.5
-            except ConfigctlError as exc:
-                self.problem = one_line(exc.message, 300)
-                log.warning("console: cannot refresh from ZooKeeper: %s", self.problem)
+            except Exception as exc:  # the hub must outlive any one refresh: logged, tried again
+                self.problem = one_line(exc.message if isinstance(exc, ConfigctlError) else exc, 300)
+                log.warning(
+                    "console: cannot refresh from ZooKeeper: %s",
+                    self.problem,
+                    exc_info=not isinstance(exc, ConfigctlError),
+                )
                 self._mark(*dirty)
                 self._stopped.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
@@ -186,8 +190,12 @@ class WatchHub:
                 topic = ROLLOUTS
             else:
                 continue
-            self._data_watched.add(path)
-            self.session.watch_data(path, self._telling(topic))
+            watched = [path]
+            if topic == ROLLOUTS:  # its owner: whether a process still runs it ("no process")
+                watched.append(RolloutZNode.owner(name))
+            for node in watched:
+                self._data_watched.add(node)
+                self.session.watch_data(node, self._telling(topic))
 
     def _telling(self, topic: str) -> Callable[..., bool]:
         def told(*_args: Any) -> bool:

@@ -293,6 +293,51 @@ def test_an_entity_is_its_stored_config_effective_values_verdicts_and_history(
     assert console.get("/api/entity/nonsense/x")[0] == 404
 
 
+def test_a_canary_is_followed_step_by_step(zk_connect, fleet_of_three, consoles):
+    consoles.append(console := start(zk_connect))
+    events = Events(console)
+    try:
+        canary = subprocess.Popen(
+            [sys.executable, "-m", "configctl", "--zookeeper", zk_connect, "alter", "--broker-defaults",
+             "--add-config", "log.retention.ms=7200000", "--reason", "ticket OPS-7",
+             "--canary", "1,3", "--soak", "3s", "--wait", "30", "-o", "json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), text=True,
+        )  # fmt: skip
+        events.until("rollouts", timeout=30)  # its record appeared
+        listing = wait_for(lambda: console.json("/api/rollouts"), timeout=10, message="a rollout listed")
+        rollout_id = listing[0]["id"]  # type: ignore[index]
+        status, _, body = console.get("/rollouts")
+        assert status == 200 and rollout_id.encode() in body and b"canary" in body
+        seen: list[tuple[str, str, str]] = []  # (state, step, activity) as each event brought it
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            item = console.json("/api/rollouts")[0]  # type: ignore[index]
+            step = (item["state"], item["step"].get("step"), item["step"].get("activity"))
+            if not seen or seen[-1] != step:
+                seen.append(step)
+            if not item["open"]:
+                break
+            with contextlib.suppress(queue.Empty):
+                events.until("rollouts", timeout=5)
+        out, err = canary.communicate(timeout=60)
+        assert canary.returncode == 0, err
+        assert json.loads(out)["outcome"] == "promoted"
+        print(f"canary steps seen live: {seen}")
+        assert len(seen) >= 2 and seen[-1][0] == "promoted"
+        wait_for(
+            lambda: (
+                console.json("/api/rollouts")
+                == json.loads(cli(zk_connect, "rollout", "list", "-o", "json").stdout)
+            ),
+            timeout=10,
+            message="/api/rollouts == configctl rollout list -o json",
+        )
+        status, _, body = console.get("/rollouts")
+        assert status == 200 and b"promoted" in body and b"brokers/&lt;default&gt;" in body
+    finally:
+        events.close()
+
+
 # -- safety --------------------------------------------------------------------------------------------
 
 
