@@ -537,3 +537,72 @@ def test_one_set_of_watches_whatever_the_number_of_browsers(zk_connect, fleet_of
     finally:
         for stream in streams:
             stream.close()
+
+
+# -- a thousand brokers ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_thousand_brokers_one_page_and_one_set_of_watches(zk_connect, zk, consoles):
+    """A simulated fleet of 1,000 brokers (their state nodes and fleet records as listeners write
+    them, the state nodes ephemeral as a live listener's are; some behind, some with a mismatch): the fleet page, its cost and a state change pushed."""
+    from configctl.znodes import BrokerStateZNode, FleetRecordZNode
+
+    now_ms = int(time.time() * 1000)
+
+    def state(broker_id: int, applied: int) -> bytes:
+        problems = []
+        if broker_id % 97 == 0:
+            problems.append(
+                {"kind": "mismatch", "entity_path": "topics/orders", "change_number": applied,
+                 "reason": "the broker reports another value", "key": "retention.ms",
+                 "expected": "86400000", "reported": "3600000"}
+            )  # fmt: skip
+        return BrokerStateZNode.encode(
+            {"broker_id": broker_id, "host": f"kafka-{broker_id}.example", "last_applied_change": applied,
+             "applied_at_ms": now_ms, "problems": problems, "observed": broker_id % 2 == 0}
+        )  # fmt: skip
+
+    transaction = zk.transaction()
+    zk.ensure_path(BrokerStateZNode.ROOT)
+    zk.ensure_path(FleetRecordZNode.ROOT)
+    for broker_id in range(1, 1001):
+        applied = 5 if broker_id % 10 else 3  # every tenth broker is two changes behind
+        transaction.create(BrokerStateZNode.path(broker_id), state(broker_id, applied), ephemeral=True)
+        transaction.create(
+            FleetRecordZNode.path(broker_id),
+            FleetRecordZNode.encode(broker_id, f"kafka-{broker_id}", now_ms, applied),
+        )
+        if broker_id % 100 == 0:
+            transaction.commit()
+            transaction = zk.transaction()
+    transaction.commit()
+
+    consoles.append(console := start(zk_connect))
+    started = time.monotonic()
+    status, _, body = console.get("/")
+    first_paint = time.monotonic() - started
+    assert status == 200 and body.count(b"<tr class=") == 1000
+    assert b"row-mismatch" in body
+    stats = console.json("/api/console")
+    print(
+        f"1,000 brokers: fleet page {len(body) / 1e6:.2f} MB in {first_paint * 1000:.0f} ms; "
+        f"{stats['watches']} ZooKeeper watches"  # type: ignore[index]
+    )
+    assert first_paint < 3.0
+    assert stats["watches"] == 5 + 2 * 1000  # type: ignore[index]
+
+    events = Events(console)
+    try:
+        before = console.json("/api/console")["refreshes"]["status"]  # type: ignore[index]
+        wrote = time.monotonic()
+        zk.set(BrokerStateZNode.path(7), state(7, 1))
+        arrived, _, _, _ = events.until("status", timeout=5)
+        print(f"1,000 brokers: a broker's new state to the SSE event: {(arrived - wrote) * 1000:.0f} ms")
+        assert arrived - wrote < 1.0
+        brokers = {b["broker_id"]: b for b in console.json("/api/status")["brokers"]}  # type: ignore[index]
+        assert brokers[7]["last_applied_change"] == 1 and len(brokers) == 1000
+        after = console.json("/api/console")["refreshes"]["status"]  # type: ignore[index]
+        assert after - before <= 2
+    finally:
+        events.close()
