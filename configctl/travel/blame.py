@@ -1,9 +1,10 @@
 """``configctl blame --broker ID <entity> --key K [--at T]``: the writes that produced a value.
 
-A write is in the chain when it set or removed the key itself, or when it moved the key's effective
-value or source on that broker (a synonym set at another layer, a ``<default>`` a per-broker
-override stops hiding): each recorded write of every entity the answer depends on is replayed
-before and after, through the same precedence code as ``describe --effective``
+A write is in the chain when it moved the key's effective value or source on that broker: the
+key itself, a synonym set at another layer, a ``<default>`` a per-broker override stops hiding.
+A write a higher layer hid produced nothing and is left out. Each recorded write of every entity
+the answer depends on is replayed before and after, through the same precedence code as
+``describe --effective``
 (:class:`configctl.travel.at.Moment`). Each link says when the broker applied it, from its
 applied log where one is readable.
 """
@@ -112,17 +113,14 @@ def blame(
     events.sort(key=lambda e: e[0].time_ms, reverse=True)
     for record, older, known in events:
         after = _value_at(at, deps, entity, key, record.time_ms, None)
-        touched = key in record.changed
-        if not touched and known:
-            before = _value_at(at, deps, entity, key, record.time_ms, (record.entity_path, older))
-            if (
-                before is None
-                or after is None
-                or (before.value, before.source) == (after.value, after.source)
-            ):
+        before = (
+            _value_at(at, deps, entity, key, record.time_ms, (record.entity_path, older)) if known else None
+        )
+        if before is None or after is None:  # history cannot replay it: a write of the key itself counts
+            if key not in record.changed:
                 continue
-        elif not touched:
-            continue
+        elif (before.value, before.source) == (after.value, after.source):
+            continue  # hidden by a higher layer, or set to what it already was: it produced nothing
         result.chain.append(_link(at, record, after))
     return result
 

@@ -110,6 +110,15 @@ def fleet(zk_server, _zk_admin, tmp_path_factory) -> Iterator[Fleet]:
             message="both brokers at c4",
         )
         f.alter("c5", "--topic", "orders", "--add-config", "retention.ms=2000", "--wait", "30")
+        f.alter("q1", "--user", "alice", "--add-config", "producer_byte_rate=1024", "--wait", "30")
+        f.alter(
+            "q2",
+            "--user-defaults",
+            "--add-config",
+            "producer_byte_rate=2048,consumer_byte_rate=4096",
+            "--wait",
+            "30",
+        )
         for value in ("1", "2", "3"):
             result = f.cli(
                 "alter", "--topic", "trimmed", "--add-config", f"segment.ms={value}000000",
@@ -241,6 +250,28 @@ def test_diff_two_brokers_and_one_broker_at_two_moments(fleet):
     changed = {d["key"]: (d["left"], d["right"]) for d in moments["differences"]}
     assert changed["log.retention.ms"] == ("7200000", "3600000")
     assert moments["left"]["at_ms"] < moments["right"]["at_ms"]
+
+
+def test_quotas_at_a_moment_and_their_blame_resolve_through_the_quota_levels(fleet):
+    c = fleet.changes
+    alice = ("--broker", "1", "--user", "alice")
+    before = _configs(fleet.json("describe", "--effective", *alice, "--at", f"change:{c['c5']}"))
+    assert before["producer_byte_rate"]["value"] == "9223372036854775807"  # Kafka's unlimited default
+    at_q1 = _configs(fleet.json("describe", "--effective", *alice, "--at", f"change:{c['q1']}"))
+    assert (at_q1["producer_byte_rate"]["value"], at_q1["producer_byte_rate"]["source"]) == (
+        "1024",
+        "users/alice",
+    )
+    at_q2 = _configs(fleet.json("describe", "--effective", *alice, "--at", f"change:{c['q2']}"))
+    assert at_q2["producer_byte_rate"]["value"] == "1024"  # alice's own level wins over <default>
+    assert (at_q2["consumer_byte_rate"]["value"], at_q2["consumer_byte_rate"]["source"]) == (
+        "4096",
+        "users/<default>",
+    )
+    producer = fleet.json("blame", *alice, "--key", "producer_byte_rate")
+    assert [link["reason"] for link in producer["chain"]] == ["q1"]  # q2 never moved alice's value
+    consumer = fleet.json("blame", *alice, "--key", "consumer_byte_rate")
+    assert [(link["reason"], link["layer"]) for link in consumer["chain"]] == [("q2", "users/<default>")]
 
 
 def test_a_moment_beyond_the_horizon_is_refused_with_exit_13_naming_it(fleet):
