@@ -296,6 +296,10 @@ class ConfigStore(Protocol):
         """Every entity with recorded history, deleted ones included (``history --since``, ``--at``)."""
         ...
 
+    def histories(self, entities: Sequence[Entity]) -> dict[str, list[HistoryRecord]]:
+        """:meth:`history` of many entities at once (by entity path), read in few round trips."""
+        ...
+
     def notification_times(self) -> list[tuple[int, str, int]]:
         """``(change number, entity path, creation time in ms)`` of each notification still in the
         store, oldest first (what ``change:N`` and a history record's change number are read from)."""

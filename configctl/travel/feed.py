@@ -36,13 +36,13 @@ class FeedEntry:
 def feed(store: ConfigStore, since_ms: int, until_ms: int | None = None) -> list[FeedEntry]:
     """Every write recorded in ``[since_ms, until_ms]`` across the fleet, newest first."""
     entries = []
-    for entity in store.history_entities():
-        for record in store.history(entity):
+    for path, records in store.histories(store.history_entities()).items():
+        for record in records:
             if record.time_ms < since_ms or (until_ms is not None and record.time_ms > until_ms):
                 continue
             entries.append(
                 FeedEntry(
-                    record.entity_path or entity.path,
+                    record.entity_path or path,
                     record.version,
                     record.time_ms,
                     record.identity,
