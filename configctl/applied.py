@@ -218,6 +218,8 @@ class Fold:
     """The first full load the log holds: from then on the log says what the broker ran."""
     last_change: int | None = None
     values: dict[tuple[str, str], Ran] = field(default_factory=dict)
+    problems: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    """What the broker could not apply, by entity path, as of the moment (a later clean apply clears it)."""
 
     def covers(self, at_ms: int) -> bool:
         return self.covered_from_ms is not None and self.covered_from_ms <= at_ms
@@ -244,6 +246,11 @@ def fold(records: Iterable[Record], at_ms: int | None = None) -> Fold:
             result.last_change = max(result.last_change or -1, record.change_number)
         if record.entity_path is None:
             continue
+        if record.kind in (APPLIED, REFUSED):
+            if record.problems:
+                result.problems[record.entity_path] = record.problems
+            else:
+                result.problems.pop(record.entity_path, None)
         if record.kind == APPLIED:
             for key in record.keys:
                 result.values[(record.entity_path, key.key)] = Ran(

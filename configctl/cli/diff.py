@@ -57,12 +57,14 @@ def diff(
 ) -> None:
     """Compare effective configs: two brokers (now or --at T), or one broker at two moments.
 
-    Exit 0 when they are equal, 2 when they differ (as plan).
+    One broker with one --at compares that moment with now. Exit 0 when they are equal, 2 when
+    they differ (as plan).
 
     \b
       configctl diff --broker 1 --broker 2
       configctl diff --broker 1 --broker 2 --at -2h --topic orders
       configctl diff --broker 1 --at change:41 --at change:42 -o json
+      configctl diff --broker 1 --at -2h                    # what changed on broker 1 since
     """
     from configctl.travel.diff import diff as compare
 
@@ -71,8 +73,10 @@ def diff(
         left, right = Side(brokers[0], at), Side(brokers[1], at)
     elif len(brokers) == 1 and len(moments) == 2:
         left, right = Side(brokers[0], moments[0]), Side(brokers[0], moments[1])
+    elif len(brokers) == 1 and len(moments) == 1:  # then against now: what changed since T
+        left, right = Side(brokers[0], moments[0]), Side(brokers[0], None)
     else:
-        raise click.UsageError("give --broker A --broker B [--at T], or --broker A --at T1 --at T2")
+        raise click.UsageError("give --broker A --broker B [--at T], or --broker A --at T1 [--at T2]")
     if topic is not None and entity_path is not None:
         raise click.UsageError("name one entity: --topic or --entity")
     target = _target(topic, entity_path)

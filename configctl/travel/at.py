@@ -29,6 +29,7 @@ from configctl.effective import (
 )
 from configctl.entities import Entity
 from configctl.handlers import BROKER, BrokerView, handler_for
+from configctl.handlers.base import Problem
 from configctl.precedence import EffectiveValue
 from configctl.sources import DYNAMIC_TOPIC_CONFIG
 from configctl.store import ConfigStore
@@ -95,6 +96,15 @@ def effective_at(
     log_report, stored = _compare(at, entity, values)
     ignored = view.resolution.ignored if handler.layered else ()
     folded = applied.fold(at.records, at.fold_ms) if at.records is not None else None
+    problems: tuple[Problem, ...] = ()
+    if folded is not None and folded.covers(at.fold_ms):
+        depends = dependencies(broker_id, entity, at.history.entities_of)
+        problems = tuple(
+            Problem.from_json(p)
+            for path, found in sorted(folded.problems.items())
+            if path in depends
+            for p in found
+        )
     return EffectiveReport(
         broker_id,
         entity.path,
@@ -102,6 +112,7 @@ def effective_at(
         tuple(ignored),
         folded.last_change if folded is not None and folded.covers(at.fold_ms) else None,
         pending=False,
+        problems=problems,
         stored=stored,
         at_ms=at.at_ms,
         applied_log=log_report,

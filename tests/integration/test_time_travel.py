@@ -250,6 +250,11 @@ def test_diff_two_brokers_and_one_broker_at_two_moments(fleet):
     changed = {d["key"]: (d["left"], d["right"]) for d in moments["differences"]}
     assert changed["log.retention.ms"] == ("7200000", "3600000")
     assert moments["left"]["at_ms"] < moments["right"]["at_ms"]
+    since = fleet.json("diff", "--broker", "2", "--at", f"change:{c['c0']}", expect=2)  # against now
+    assert {d["key"]: (d["left"], d["right"]) for d in since["differences"]} == {
+        "log.retention.ms": ("10800000", "7200000")
+    }
+    assert since["right"]["at_ms"] is None
 
 
 def test_quotas_at_a_moment_and_their_blame_resolve_through_the_quota_levels(fleet):
@@ -350,6 +355,7 @@ def test_secrets_never_appear_in_clear(fleet):
         (("blame", "--broker", "1", "--key", "no.such.key"), 1, "has no config 'no.such.key'"),
         (("blame", "--broker", "7", "--key", "log.retention.ms"), 6, "broker 7 has no running listener"),
         (("diff", "--broker", "1"), 2, "give --broker A --broker B"),
+        (("diff", "--broker", "1", "--at", "-1h", "--at", "-2h", "--at", "-3h"), 2, "give --broker A"),
         (("diff", "--broker", "1", "--broker", "2", "--at", "-1h", "--at", "-2h"), 2, "give --broker A"),
         (("history", "--until", "-1h"), 2, "--until needs --since"),
         (("history", "--since", "soon"), 2, "change:N"),

@@ -175,3 +175,16 @@ def test_the_reference_page_example_is_a_record_as_the_sink_writes_it(tmp_path):
     apply(manager, log, "topics/orders", {"retention.ms": "86400000"}, 42)
     (written,) = lines(tmp_path)
     assert written.keys() == json.loads(example).keys()
+
+
+def test_the_fold_keeps_what_the_broker_refused_until_the_entity_applies_cleanly(tmp_path):
+    manager = DynamicConfigManager(1, STATIC)
+    now = [100.0]
+    log = AppliedLog(tmp_path, 1, fsync=False, clock=lambda: now[0])
+    log.batch(manager.apply([EntityRead(Entity.from_path("topics/a"), b"{not json", 1)], 1), {})
+    now[0] = 200.0
+    apply(manager, log, "topics/a", {"retention.ms": "1000"}, 2)
+    records = list(applied.read(tmp_path, 1))
+    refused = applied.fold(records, 150_000).problems["topics/a"]
+    assert refused[0]["kind"] == "poison" and refused[0]["change_number"] == 1
+    assert "topics/a" not in applied.fold(records, 200_000).problems
