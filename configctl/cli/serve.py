@@ -12,20 +12,27 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable
+from types import FrameType
 
 import click
+import uvicorn
 
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
+from configctl.console.app import create_app
+from configctl.console.documents import AuditFile
+from configctl.console.fanout import Fanout
+from configctl.console.hub import WatchHub
+from configctl.console.security import BadBind, Bind, check_token, parse_bind
 from configctl.errors import EnvironmentProblem, one_line
+from configctl.files import read_text
 
 TOKEN_VARIABLE = "CONFIGCTL_SERVE_TOKEN"
 
 
 def _token(token_file: str | None) -> str | None:
-    from configctl.console.security import check_token
-    from configctl.files import read_text
-
+    """The bearer token: from the file, else the environment (never argv: ``ps`` shows argv)."""
     if token_file is not None:
         return check_token(read_text(token_file, "the token file"), token_file)
     given = os.environ.get(TOKEN_VARIABLE)
@@ -34,13 +41,28 @@ def _token(token_file: str | None) -> str | None:
     return None
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def _listen(where: Bind) -> socket.socket:
     """The listening socket, bound here so a taken port is one line (exit 7), not a server's traceback."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    family = socket.AF_INET6 if ":" in where.host else socket.AF_INET
     try:
-        return socket.create_server((host, port), family=family, backlog=128, reuse_port=False)
+        return socket.create_server((where.host, where.port), family=family, backlog=128)
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot listen on {host}:{port}: {one_line(exc.strerror or exc)}") from None
+        raise EnvironmentProblem(
+            f"cannot listen on {where.host}:{where.port}: {one_line(exc.strerror or exc)}"
+        ) from None
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, ending every ``/events`` stream as soon as it is told to stop: a browser
+    never leaves on its own, and the stop must not wait for it."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._on_exit()
+        super().handle_exit(sig, frame)
 
 
 @click.command()
@@ -72,8 +94,6 @@ def serve(bind: str, token_file: str | None, audit_json: str | None) -> None:
       configctl serve --audit-json audit.json
       CONFIGCTL_SERVE_TOKEN=... configctl serve --bind 0.0.0.0:8642
     """
-    from configctl.console.security import BadBind, parse_bind
-
     try:
         where = parse_bind(bind)
         token = _token(token_file)
@@ -84,27 +104,13 @@ def serve(bind: str, token_file: str | None, audit_json: str | None) -> None:
             f"--bind {bind} is not a loopback address: serving beyond this machine needs a token "
             f"(--token-file FILE or {TOKEN_VARIABLE})"
         )
-    _serve(where, token, audit_json)
-
-
-def _serve(where: object, token: str | None, audit_json: str | None) -> None:
-    import uvicorn
-
-    from configctl.console.app import create_app
-    from configctl.console.documents import AuditFile
-    from configctl.console.fanout import Fanout
-    from configctl.console.hub import WatchHub
-    from configctl.console.security import Bind
-
-    assert isinstance(where, Bind)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     audit = None
     if audit_json is not None:
         audit = AuditFile(audit_json)
         audit.document()  # a file that is not an audit document is refused now, in one line
-    listening = _listen(where.host, where.port)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     fanout = Fanout()
-    with listening, open_store() as store:
+    with _listen(where) as listening, open_store() as store:
         hub = WatchHub(
             store, on_moved=lambda topic, version: fanout.publish(topic, {"topic": topic, "version": version})
         )
@@ -119,6 +125,6 @@ def _serve(where: object, token: str | None, audit_json: str | None) -> None:
             config = uvicorn.Config(
                 app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
             )
-            uvicorn.Server(config).run(sockets=[listening])
+            _Server(config, on_exit=fanout.close).run(sockets=[listening])
         finally:
             hub.stop()

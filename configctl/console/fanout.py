@@ -35,6 +35,11 @@ class Subscriber:
         self.queue: deque[str] = deque()
         self.wake = asyncio.Event()
         self.overflowed = False
+        self.ended = False
+
+    def end(self) -> None:
+        self.ended = True
+        self.wake.set()
 
     def offer(self, text: str) -> None:
         if len(self.queue) >= self.limit:
@@ -54,6 +59,19 @@ class Fanout:
         self._lock = threading.Lock()
         self.dropped = 0
         """Streams cut off because their browser did not keep up."""
+        self.closing = False
+
+    def close(self) -> None:
+        """End every stream now (the server is stopping: it must not wait for browsers to leave).
+        Safe from any thread, a signal handler included."""
+        self.closing = True
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            loop.call_soon_threadsafe(subscriber.end)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -79,6 +97,8 @@ class Fanout:
         with self._lock:
             self._subscribers.add(subscriber)
         try:
+            if self.closing:
+                return
             yield hello
             while True:
                 try:
@@ -87,6 +107,8 @@ class Fanout:
                     yield ": keep-alive\n\n"
                     continue
                 subscriber.wake.clear()
+                if subscriber.ended:
+                    return
                 if subscriber.overflowed:
                     self.dropped += 1
                     return

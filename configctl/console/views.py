@@ -17,6 +17,8 @@ from urllib.parse import quote
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from configctl.console.documents import EntityDocument
+from configctl.entities import Entity
+from configctl.errors import ConfigctlError
 
 _ENV = Environment(
     loader=PackageLoader("configctl.console", "templates"),
@@ -38,7 +40,16 @@ def entity_url(path: str | None) -> str:
     return "/entity/" + quote(path or "", safe="/")
 
 
+def entity_label(path: str | None) -> str:
+    """An entity path with plain names (``users/alice``), or the path as stored when it is not one."""
+    try:
+        return Entity.from_path(path or "").label
+    except ConfigctlError:
+        return path or ""
+
+
 _ENV.filters["when"] = when
+_ENV.filters["entity_label"] = entity_label
 _ENV.filters["entity_url"] = entity_url
 
 

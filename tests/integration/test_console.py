@@ -67,27 +67,16 @@ class Console:
 
 
 def start(
-    zk_connect: str, *args: str, env: dict[str, str | None] | None = None, bind_host: str = "127.0.0.1"
+    zk_connect: str | None, *args: str, env: dict[str, str | None] | None = None, bind_host: str = "127.0.0.1"
 ) -> Console:
+    """``configctl serve`` on a free port (``zk_connect`` None: the environment says where, as a
+    profile or ``CONFIGCTL_*`` variables would), once it answers."""
     port = free_port()
     log = Path(tempfile.mkstemp(prefix="configctl-serve-", suffix=".log")[1])
+    where = ["--zookeeper", zk_connect] if zk_connect else []
+    command = [sys.executable, "-m", "configctl", "serve", *where, "--bind", f"{bind_host}:{port}", *args]
     with log.open("w") as stderr:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "configctl",
-                "serve",
-                "--zookeeper",
-                zk_connect,
-                "--bind",
-                f"{bind_host}:{port}",
-                *args,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            env=child_env(env),
-        )
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=child_env(env))
     token = (env or {}).get("CONFIGCTL_SERVE_TOKEN")
     console = Console(process, port, token, log)
 
@@ -438,6 +427,26 @@ def test_beyond_loopback_a_token_is_required(zk_connect, consoles, tmp_path):
     assert from_file.get("/api/status", headers={"Authorization": "Bearer nope"})[0] == 401
 
 
+def test_sigterm_stops_it_cleanly_with_browsers_listening(zk_connect, consoles):
+    consoles.append(console := start(zk_connect))
+    streams = [Events(console) for _ in range(3)]
+    try:
+        stopping = time.monotonic()
+        console.process.send_signal(signal.SIGTERM)
+        # a stop asked for: the streams are closed, and it exits as the signal says (as a shell expects)
+        assert console.process.wait(timeout=15) == -signal.SIGTERM
+        assert time.monotonic() - stopping < 5
+        assert "Traceback" not in console.errors()
+        consoles.append(again := start(zk_connect))
+        streams.append(Events(again))
+        again.process.send_signal(signal.SIGINT)  # Ctrl-C: as every configctl command
+        assert again.process.wait(timeout=15) == 130
+        assert "Traceback" not in again.errors()
+    finally:
+        for stream in streams:
+            stream.close()
+
+
 def test_a_taken_port_is_one_line(zk_connect):
     import socket
 
@@ -447,6 +456,35 @@ def test_a_taken_port_is_one_line(zk_connect):
         port = taken.getsockname()[1]
         result = cli(zk_connect, "serve", "--bind", f"127.0.0.1:{port}")
     assert result.returncode == 7 and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_the_console_connects_as_every_command_does_tls_and_sasl(secure_zk, consoles):
+    """The same connection settings as every command: here TLS and SASL from CONFIGCTL_* variables."""
+    import uuid
+
+    from kazoo.client import KazooClient
+
+    admin = KazooClient(timeout=10.0, **secure_zk.kazoo_options())
+    admin.start(timeout=30)
+    chroot = f"/console-{uuid.uuid4().hex[:12]}"
+    admin.create(chroot)
+    try:
+        env = {**secure_zk.env(), "CONFIGCTL_ZOOKEEPER": f"{secure_zk.connect}{chroot}"}
+        consoles.append(console := start(None, env=env))
+        events = Events(console)
+        try:
+            written = run_cli("alter", "--topic", "orders", "--add-config", "retention.ms=86400000", env=env)
+            assert written.returncode == 0, written.stderr
+            events.until("changes", timeout=5)
+        finally:
+            events.close()
+        expected = json.loads(run_cli("status", "-o", "json", env=env).stdout)
+        assert console.json("/api/status") == expected
+        assert console.json("/api/status")["latest_change_number"] == 0  # type: ignore[index]
+    finally:
+        admin.delete(chroot, recursive=True)
+        admin.stop()
+        admin.close()
 
 
 # -- drift ---------------------------------------------------------------------------------------------
