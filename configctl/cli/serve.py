@@ -112,7 +112,9 @@ def serve(bind: str, token_file: str | None, audit_json: str | None) -> None:
     fanout = Fanout()
     with _listen(where) as listening, open_store() as store:
         hub = WatchHub(
-            store, on_moved=lambda topic, version: fanout.publish(topic, {"topic": topic, "version": version})
+            store,
+            on_moved=lambda topic, version: fanout.publish(topic, {"topic": topic, "version": version}),
+            on_problem=lambda problem: fanout.publish("problem", {"topic": "problem", "problem": problem}),
         )
         hub.start()
         try:

@@ -61,6 +61,8 @@ _DIRECTORIES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 NEWEST_CHANGES = 20
 
+LOST = "the connection to ZooKeeper is lost (reconnecting)"
+
 
 class WatchHub:
     """The documents of one server, refreshed by one set of watches; ``on_moved(topic, version)``
@@ -71,6 +73,7 @@ class WatchHub:
         store: ConfigStore,
         *,
         on_moved: Callable[[str, int], None] = lambda topic, version: None,
+        on_problem: Callable[[str | None], None] = lambda problem: None,
         debounce: float = 0.05,
         recheck: float = 30.0,
     ) -> None:
@@ -81,6 +84,7 @@ class WatchHub:
         self.store = store
         self.session = session
         self.on_moved = on_moved
+        self.on_problem = on_problem
         self.debounce = debounce
         self.recheck = recheck
         self.changes = documents.ChangePaths()
@@ -99,7 +103,12 @@ class WatchHub:
             for path, (prefix, _) in _DIRECTORIES.items()
         }
         self._data_watched: set[str] = set()
-        self._session_watch = SessionWatch(session, on_connected=lambda _sid: self._mark(*_DIRECTORIES))
+        self._session_watch = SessionWatch(
+            session,
+            on_connected=lambda _sid: self._mark(*_DIRECTORIES),  # watches may be gone: arm them again
+            on_suspended=lambda: self._set_problem(LOST),
+            on_lost=lambda: self._set_problem(LOST),
+        )
 
     # -- life ---------------------------------------------------------------------------------
 
@@ -153,9 +162,10 @@ class WatchHub:
                 dirty, self._dirty = self._dirty, set()
             try:
                 self._refresh(dirty)
-                self.problem, backoff = None, 0.5
+                self._set_problem(None)
+                backoff = 0.5
             except Exception as exc:  # the hub must outlive any one refresh: logged, tried again
-                self.problem = one_line(exc.message if isinstance(exc, ConfigctlError) else exc, 300)
+                self._set_problem(one_line(exc.message if isinstance(exc, ConfigctlError) else exc, 300))
                 log.warning(
                     "console: cannot refresh from ZooKeeper: %s",
                     self.problem,
@@ -164,6 +174,14 @@ class WatchHub:
                 self._mark(*dirty)
                 self._stopped.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
+
+    def _set_problem(self, problem: str | None) -> None:
+        """Say (once) that the documents may be old, and why; or that they are current again."""
+        with self._lock:
+            if problem == self.problem:
+                return
+            self.problem = problem
+        self.on_problem(problem)
 
     def _refresh(self, dirty: set[str]) -> None:
         """Re-arm the child watches that fired, watch new nodes, rebuild the documents that moved."""

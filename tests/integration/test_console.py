@@ -427,6 +427,25 @@ def test_beyond_loopback_a_token_is_required(zk_connect, consoles, tmp_path):
     assert from_file.get("/api/status", headers={"Authorization": "Bearer nope"})[0] == 401
 
 
+def test_zookeeper_lost_and_back_is_said_and_pushed(restartable_zk, consoles):
+    consoles.append(console := start(restartable_zk.connect_string))
+    events = Events(console)
+    try:
+        restartable_zk.stop()
+        _, _, _, data = events.until("problem", timeout=10)
+        assert data["problem"]
+        status, _, body = console.get("/api/status")
+        assert status == 503 and "ZooKeeper" in json.loads(body)["error"]
+        status, _, body = console.get("/")
+        assert status == 200 and b'class="banner"' in body  # what was known, under a banner
+        restartable_zk.start()
+        _, _, _, data = events.until("problem", timeout=60)
+        assert data["problem"] is None
+        assert console.json("/api/status")["brokers"] == []  # type: ignore[index]
+    finally:
+        events.close()
+
+
 def test_sigterm_stops_it_cleanly_with_browsers_listening(zk_connect, consoles):
     consoles.append(console := start(zk_connect))
     streams = [Events(console) for _ in range(3)]

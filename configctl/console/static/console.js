@@ -131,6 +131,7 @@
       first = false;
     });
     wanted.forEach(function (topic) { source.addEventListener(topic, schedule); });
+    source.addEventListener("problem", schedule); // ZooKeeper lost or back: the banner comes or goes
     source.onerror = function () {
       if (state) { state.textContent = "reconnecting…"; state.dataset.state = "down"; }
     };
