@@ -6,5 +6,7 @@ listeners' applied logs, answered by the same precedence code as the present.
 - :mod:`configctl.travel.at`: ``describe --effective --at T``;
 - :mod:`configctl.travel.blame`: the writes that produced a key's value;
 - :mod:`configctl.travel.diff`: two brokers, or one broker at two moments;
-- :mod:`configctl.travel.feed`: every change across the fleet in a window (``history --since``).
+- :mod:`configctl.travel.feed`: every change across the fleet in a window (``history --since``);
+- :mod:`configctl.travel.timeline`: every interval during which brokers disagreed, from their
+  applied logs (the rule ``audit --timeline`` is to report).
 """

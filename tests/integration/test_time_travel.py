@@ -377,3 +377,18 @@ def test_an_applied_log_directory_that_is_not_there_is_one_line(fleet, tmp_path)
         "--zookeeper", fleet.connect, "describe", "--effective", "--broker", "1", *at, "--applied-log", str(tmp_path), "-o", "json"
     )  # fmt: skip
     assert empty.returncode == 0 and json.loads(empty.stdout)["applied_log"] is None
+
+
+def test_the_fleet_timeline_shows_how_long_the_killed_broker_disagreed(fleet):
+    from configctl.travel.timeline import intervals
+
+    found = [
+        i
+        for i in intervals(applied.read(fleet.state))
+        if (i.entity_path, i.key) == ("brokers/<default>", "log.retention.ms")
+        and i.opened_by_change == fleet.changes["c2"]
+    ]
+    (interval,) = found
+    assert interval.values == {"7200000": [1], "10800000": [2]}
+    assert interval.closed_by_change == fleet.changes["c4"]  # broker 2's restart caught up
+    assert interval.duration_ms > 0

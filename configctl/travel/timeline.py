@@ -1,0 +1,189 @@
+"""The fleet's disagreements in time: every interval during which brokers ran different values.
+
+The one home of the interval rule that ``audit --timeline`` reports (Contract 11): a pure fold
+over the fleet's applied logs (:mod:`configctl.applied`), so a Spark job can group the records by
+``(entity_path, key)`` and hand each group to :func:`key_intervals` unchanged, and a test can
+check it without a cluster.
+
+Which value a broker ran, per record kind:
+
+- ``applied``: for ``brokers/<default>`` the value stored in that layer as the broker applied it
+  (its effective value may differ on purpose, under a per-broker override); for any other entity
+  shared by the fleet (topics, users, clients, IPs) the effective value. A broker's own layer
+  (``brokers/<id>``) is its own by design and never a disagreement.
+- ``observed``: beside a real broker, what the broker reported wins.
+- ``load``: a full load (a restart) may have applied anything the log never saw, so what this
+  broker ran is unknown again, except the ``<default>`` keys the load lists as in force. An
+  interval a load ends is closed by the change the load reached.
+
+A broker with no known value is not counted: the log cannot say what it ran (a broker that
+refused every change of a key since its start, or one whose log begins after the interval did).
+Secrets are digests in the log, so they are compared (and shown) as digests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from configctl.applied import APPLIED, LOAD, OBSERVED, Record
+from configctl.entities import DEFAULT
+from configctl.sources import DYNAMIC_DEFAULT_BROKER_CONFIG, SERVER_PROPERTIES_SOURCES
+
+DEFAULT_BROKER_PATH = f"brokers/{DEFAULT}"
+_NULL = "null"
+"""How a deleted or unset value is keyed in ``values`` (JSON object keys are strings)."""
+
+
+@dataclass
+class Interval:
+    """Brokers disagreeing on one key of one entity, from ``start_ms`` to ``end_ms`` (None: still open)."""
+
+    entity_path: str
+    key: str
+    start_ms: int
+    end_ms: int | None
+    values: dict[str, list[int]] = field(default_factory=dict)
+    opened_by_change: int | None = None
+    closed_by_change: int | None = None
+
+    @property
+    def duration_ms(self) -> int | None:
+        return None if self.end_ms is None else self.end_ms - self.start_ms
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entity_path": self.entity_path,
+            "key": self.key,
+            "start_ms": self.start_ms,
+            "end_ms": self.end_ms,
+            "duration_ms": self.duration_ms,
+            "values": {value: sorted(brokers) for value, brokers in sorted(self.values.items())},
+            "opened_by_change": self.opened_by_change,
+            "closed_by_change": self.closed_by_change,
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """One broker's value of one key moved (``known`` False: it is unknown from now on)."""
+
+    at_ms: int
+    broker_id: int
+    change_number: int | None
+    value: str | None
+    known: bool = True
+
+
+def events(records: Iterable[Record]) -> Iterator[tuple[tuple[str, str], Event]]:
+    """Each record as the ``((entity_path, key), event)`` pairs the interval rule folds.
+
+    The first change of a key a broker applies after a load also says (its ``old`` value) what the
+    broker ran from that load on: that is emitted at the load's time, so a broker that is slower
+    than another is seen disagreeing from the first broker's apply to its own.
+    """
+    seen: dict[int, set[tuple[str, str]]] = {}  # per broker: pairs its log spoke of since its load
+    loaded_at: dict[int, tuple[int, int | None]] = {}  # per broker: its last load's time and change
+    for record in records:
+        broker = record.broker_id
+        mine = seen.setdefault(broker, set())
+        if record.kind == LOAD:
+            listed = {
+                (DEFAULT_BROKER_PATH, k.key): k.new
+                for k in record.keys
+                if k.new_source == DYNAMIC_DEFAULT_BROKER_CONFIG
+            }
+            for pair in sorted(mine - listed.keys()):
+                yield pair, Event(record.applied_at_ms, broker, record.change_number, None, known=False)
+            for pair, value in sorted(listed.items()):
+                yield pair, Event(record.applied_at_ms, broker, record.change_number, value)
+            seen[broker] = set(listed)
+            loaded_at[broker] = (record.applied_at_ms, record.change_number)
+            continue
+        path = record.entity_path
+        if path is None or not _shared(path):
+            continue
+        if record.kind == APPLIED:
+            for key in record.keys:
+                pair = (path, key.key)
+                if pair not in mine and broker in loaded_at:
+                    known, before = _old(path, key.old, key.old_source)
+                    if known:
+                        at, number = loaded_at[broker]
+                        yield pair, Event(at, broker, number, before)
+                mine.add(pair)
+                value = key.stored if path == DEFAULT_BROKER_PATH else key.new
+                yield pair, Event(record.applied_at_ms, broker, record.change_number, value)
+        elif record.kind == OBSERVED:
+            name = record.extra.get("key")
+            if isinstance(name, str):
+                reported = record.extra.get("reported")
+                mine.add((path, name))
+                value = None if reported is None else str(reported)
+                yield (path, name), Event(record.applied_at_ms, broker, record.change_number, value)
+
+
+def _old(path: str, value: str | None, source: str | None) -> tuple[bool, str | None]:
+    """``(known, value)``: what a broker ran before a change, in the terms compared: for
+    ``<default>`` the layer's own value, for anything else the effective one."""
+    if source is None:
+        return False, None  # not logged (a bulk batch)
+    if path != DEFAULT_BROKER_PATH or source == DYNAMIC_DEFAULT_BROKER_CONFIG:
+        return True, value
+    if source in SERVER_PROPERTIES_SOURCES:
+        return True, None  # the layer did not set it
+    return False, None  # hidden by a per-broker override: the layer's value is not in the log
+
+
+def _shared(entity_path: str) -> bool:
+    """Does every broker run the same value of this entity (not a broker's own layer)?"""
+    return not entity_path.startswith("brokers/") or entity_path == DEFAULT_BROKER_PATH
+
+
+def key_intervals(entity_path: str, key: str, moves: Iterable[Event]) -> list[Interval]:
+    """The disagreement intervals of one key of one entity, from its events in any order."""
+    running: dict[int, str] = {}
+    current: Interval | None = None
+    found: list[Interval] = []
+    ordered = sorted(moves, key=lambda e: (e.at_ms, e.broker_id))
+    for index, event in enumerate(ordered):
+        if event.known:
+            running[event.broker_id] = _NULL if event.value is None else event.value
+        else:
+            running.pop(event.broker_id, None)
+        if index + 1 < len(ordered) and ordered[index + 1].at_ms == event.at_ms:
+            continue  # brokers that moved in the same millisecond are judged together
+        distinct = set(running.values())
+        if len(distinct) > 1:
+            if current is None:
+                current = Interval(entity_path, key, event.at_ms, None, opened_by_change=event.change_number)
+                found.append(current)
+            for broker, value in running.items():
+                brokers = current.values.setdefault(value, [])
+                if broker not in brokers:
+                    brokers.append(broker)
+        elif current is not None:
+            current.end_ms = event.at_ms
+            current.closed_by_change = event.change_number
+            current = None
+    return found
+
+
+def intervals(
+    records: Iterable[Record], since_ms: int | None = None, until_ms: int | None = None
+) -> list[Interval]:
+    """Every disagreement interval in the fleet's records that overlaps ``[since_ms, until_ms]``,
+    oldest first. ``records`` may come from any number of brokers' logs, each oldest first."""
+    grouped: dict[tuple[str, str], list[Event]] = {}
+    for pair, event in events(records):
+        grouped.setdefault(pair, []).append(event)
+    found = [
+        interval
+        for (path, key), moves in grouped.items()
+        for interval in key_intervals(path, key, moves)
+        if (until_ms is None or interval.start_ms <= until_ms)
+        and (since_ms is None or interval.end_ms is None or interval.end_ms >= since_ms)
+    ]
+    found.sort(key=lambda i: (i.start_ms, i.entity_path, i.key))
+    return found
