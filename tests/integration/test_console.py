@@ -663,3 +663,33 @@ def test_a_thousand_brokers_one_page_and_one_set_of_watches(zk_connect, zk, cons
         assert after - before <= 2
     finally:
         events.close()
+
+
+def test_a_browser_that_stops_reading_is_cut_off_not_buffered():
+    """The fan-out itself: a stream that does not read past its bounded queue ends (its browser
+    reconnects), one that reads gets every message in order; both are dropped when they end."""
+    import asyncio
+
+    from configctl.console.fanout import Fanout
+
+    async def scenario() -> tuple[list[str], list[str], Fanout]:
+        fanout = Fanout(limit=4)
+        fanout.attach(asyncio.get_running_loop())
+        slow, quick = fanout.stream("hello\n\n"), fanout.stream("hello\n\n")
+        assert await slow.__anext__() == await quick.__anext__() == "hello\n\n"
+        assert fanout.count == 2
+        read: list[str] = []
+        for version in range(3):
+            fanout.publish("status", {"version": version})
+            await asyncio.sleep(0.01)
+            read.append(await quick.__anext__())
+        for version in range(3, 10):  # nobody reads the slow one: past 4 messages it is cut off
+            fanout.publish("status", {"version": version})
+        await asyncio.sleep(0.05)
+        left = [text async for text in slow]
+        await quick.aclose()
+        return read, left, fanout
+
+    read, left, fanout = asyncio.run(scenario())
+    assert [json.loads(text.split("data: ")[1])["version"] for text in read] == [0, 1, 2]
+    assert left == [] and fanout.dropped == 1 and fanout.count == 0
