@@ -392,3 +392,23 @@ def test_the_fleet_timeline_shows_how_long_the_killed_broker_disagreed(fleet):
     assert interval.values == {"7200000": [1], "10800000": [2]}
     assert interval.closed_by_change == fleet.changes["c4"]  # broker 2's restart caught up
     assert interval.duration_ms > 0
+
+
+def test_the_tables_people_read(fleet):
+    c = fleet.changes
+    described = fleet.cli("describe", "--effective", "--broker", "2", "--at", f"change:{c['c3']}")
+    assert described.returncode == 0, described.stderr
+    assert "as of" in described.stdout and "its applied log covers it" in described.stdout
+    assert "differs log.retention.ms: history says 7200000, the broker ran 10800000" in " ".join(
+        described.stdout.split()
+    )
+    blamed = fleet.cli("blame", "--broker", "1", "--key", "log.retention.ms")
+    assert blamed.returncode == 0 and "layer per-broker" in blamed.stdout and "c3" in blamed.stdout
+    differ = fleet.cli("diff", "--broker", "1", "--broker", "2", "--topic", "payments")
+    assert differ.returncode == 2 and "retention.ms" in differ.stdout
+    same = fleet.cli(
+        "diff", "--broker", "1", "--broker", "2", "--topic", "payments", "--at", f"change:{c['c2']}"
+    )
+    assert same.returncode == 0 and "No difference" in same.stdout
+    feed = fleet.cli("history", "--since", f"change:{c['c2']}", "--until", f"change:{c['c3']}")
+    assert feed.returncode == 0 and "brokers/<default>" in feed.stdout
