@@ -130,7 +130,8 @@ class WatchHub:
     @property
     def watches(self) -> int:
         """The ZooKeeper watches this server holds: one per directory, one per watched node."""
-        return len(self._children) + len(self._data_watched)
+        with self._lock:
+            return len(self._children) + len(self._data_watched)
 
     def document(self, topic: str) -> Any:
         with self._lock:
@@ -197,30 +198,45 @@ class WatchHub:
                 self._rebuild(topic)
 
     def _watch_nodes(self, directory: str, names: set[str]) -> None:
-        """A data watch on each new broker state, fleet record and rollout record."""
+        """A data watch on each broker state, fleet record and rollout record (and its owner) not
+        watched yet. A watch ends with its node, so the watches follow the nodes that exist: a
+        listener that stops, a retired broker, a pruned rollout leave none behind, and a node
+        created again is watched again when its directory's child watch tells of it."""
         for name in sorted(names):
             path = f"{directory}/{name}"
-            if path in self._data_watched:
-                continue
             if directory in (BROKERS_DIR, FLEET_DIR) and name.isdigit():
                 topic = STATUS
             elif directory == ROLLOUTS_DIR and _is_rollout_id(name):
                 topic = ROLLOUTS
             else:
                 continue
-            watched = [path]
+            with self._lock:
+                if path in self._data_watched:
+                    continue
+                self._data_watched.add(path)
+            self.session.watch_data(path, self._telling(topic, path))
             if topic == ROLLOUTS:  # its owner: whether a process still runs it ("no process")
-                watched.append(RolloutZNode.owner(name))
-            for node in watched:
-                self._data_watched.add(node)
-                self.session.watch_data(node, self._telling(topic))
+                owner = RolloutZNode.owner(name)
+                with self._lock:
+                    self._data_watched.add(owner)
+                self.session.watch_data(owner, self._telling(topic, owner, parent=path))
 
-    def _telling(self, topic: str) -> Callable[..., bool]:
-        def told(*_args: Any) -> bool:
+    def _telling(self, topic: str, path: str, parent: str | None = None) -> Callable[..., bool]:
+        """A data watch's callback (kazoo's thread): mark ``topic``; False ends the watch."""
+
+        def told(data: bytes | None = None, stat: Any = None, *_rest: Any) -> bool:
             if self._stopped.is_set():
-                return False  # ends kazoo's DataWatch
+                return False
             self._mark(topic)
-            return True
+            with self._lock:
+                if stat is not None and (parent is None or parent in self._data_watched):
+                    return True
+                if parent is not None and parent in self._data_watched:
+                    return True  # an owner node comes and goes while its rollout's record exists
+                self._data_watched.discard(path)  # gone: watched again if it comes back
+                if parent is None and topic == ROLLOUTS:
+                    self._data_watched.discard(RolloutZNode.owner(path.rsplit("/", 1)[1]))
+                return False
 
         return told
 
@@ -242,9 +258,10 @@ class WatchHub:
 
     def stats(self) -> dict[str, Any]:
         """What the console itself costs: its watches, the refreshes each document took."""
+        watches = self.watches
         with self._lock:
             return {
-                "watches": self.watches,
+                "watches": watches,
                 "refreshes": dict(self.refreshes),
                 "versions": dict(self.versions),
                 "problem": self.problem,

@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from helpers import child_env, free_port, run_cli, wait_for
+from helpers import REPO_ROOT, child_env, free_port, run_cli, wait_for
 
 pytestmark = pytest.mark.zk
 
@@ -237,6 +237,7 @@ def test_a_listener_that_dies_is_pushed_and_shown_not_live(zk_connect, fleet_of_
     consoles.append(console := start(zk_connect))
     events = Events(console)
     try:
+        watches = console.json("/api/console")["watches"]  # type: ignore[index]
         listener = fleet_of_three[3]
         stopping = time.monotonic()
         listener.terminate()
@@ -249,6 +250,26 @@ def test_a_listener_that_dies_is_pushed_and_shown_not_live(zk_connect, fleet_of_
         assert brokers[3]["live"] is False and brokers[1]["live"] is True
         status, _, body = console.get("/")
         assert status == 200 and b"not live" in body
+        # its state node is gone, and so is the watch on it (a restarted listener is watched anew)
+        assert console.json("/api/console")["watches"] == watches - 1  # type: ignore[index]
+        # a listener started again is live again, pushed, and watched again
+        events.drain()
+        again = subprocess.Popen(
+            [sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", zk_connect, "--broker-id", "3",
+             "--server-properties", str(REPO_ROOT / "examples" / "server-3.properties")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(),
+        )  # fmt: skip
+        try:
+            events.until("status", timeout=60)
+            wait_for(
+                lambda: all(b["live"] for b in console.json("/api/status")["brokers"]),  # type: ignore[index]
+                timeout=30,
+                message="broker 3 live again",
+            )
+            assert console.json("/api/console")["watches"] == watches  # type: ignore[index]
+        finally:
+            again.terminate()
+            again.wait(timeout=30)
     finally:
         events.close()
 
