@@ -50,6 +50,7 @@ def entity_label(path: str | None) -> str:
 
 _ENV.filters["when"] = when
 _ENV.filters["entity_label"] = entity_label
+_ENV.filters["duration"] = lambda ms: duration(ms)
 _ENV.filters["entity_url"] = entity_url
 
 
@@ -178,9 +179,46 @@ def drift_page(document: Mapping[str, Any] | None, reason: str | None) -> str:
         cells=heatmap.get("cells") or [],
         kind_classes=KIND_CLASSES,
         stale_groups=_stale_groups(stale),
+        intervals=_intervals((document or {}).get("intervals") or []),
         counts=(document or {}).get("counts") or {},
         problem=None,
     )
+
+
+def _intervals(intervals: Sequence[Any]) -> list[dict[str, Any]]:
+    """The timeline (``audit --timeline``'s ``intervals``), open ones first, then the newest:
+    each value with the brokers that ran it, as ranges."""
+    rows = []
+    for item in intervals:
+        if not isinstance(item, Mapping):
+            continue
+        values = item.get("values") if isinstance(item.get("values"), Mapping) else {}
+        rows.append(
+            {
+                **item,
+                "held": [
+                    {"value": value, "brokers": _ranges(sorted(b for b in brokers if isinstance(b, int)))}
+                    for value, brokers in values.items()
+                    if isinstance(brokers, list)
+                ],
+            }
+        )
+    rows.sort(key=lambda r: (r.get("end_ms") is not None, -(r.get("start_ms") or 0)))
+    return rows
+
+
+def duration(ms: Any) -> str:
+    """``1h 02m``, ``3m 20s``, ``850 ms``: how long brokers disagreed."""
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+        return ""
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms // 1000
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
 
 
 def _stale_groups(stale: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
