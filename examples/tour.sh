@@ -153,6 +153,20 @@ show configctl history --topic orders
 # (version 0 is the empty config Kafka wrote when it created the topic; version 1 is the tour's)
 show configctl rollback --topic orders --to 1 --yes --reason "undo the refused change" --wait
 
+step "The past: what broker 3 ran while the refused change was the stored one, and which writes made a value"
+refused_at="$(configctl history --topic orders --output json | python -c '
+import json, sys
+records = json.load(sys.stdin)
+print(next(r["time_ms"] for r in records if r["config"].get("retention.ms") == "1000") + 500)')"
+refused_iso="$(python -c 'import sys, datetime; print(datetime.datetime.fromtimestamp(int(sys.argv[1]) / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))' "$refused_at")"
+echo "\$ configctl describe --effective --broker 3 --topic orders --at $refused_iso --applied-log $work/state --output json   (retention.ms)"
+configctl describe --effective --broker 3 --topic orders --at "$refused_iso" --applied-log "$work/state" --output json | python -c '
+import json, sys
+for c in json.load(sys.stdin)["configs"]:
+    if c["name"] == "retention.ms":
+        print(json.dumps({k: c[k] for k in ("name", "value", "source", "stored") if k in c}))'
+show configctl blame --broker 3 --topic orders --key retention.ms --applied-log "$work/state"
+
 step "Drift on purpose: broker 3 is stopped (Kafka and its listener), and a change is made while it is down"
 kill "${listener_pids[2]}"; wait "${listener_pids[2]}" 2>/dev/null || true
 echo "\$ kill $broker_3_pid   # Kafka broker 3"
