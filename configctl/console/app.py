@@ -111,9 +111,14 @@ def create_app(
 
     # -- the fleet --------------------------------------------------------------------------------
 
+    def versions() -> dict[str, int]:
+        """Read before the documents: a page made from newer ones only refreshes once more."""
+        return dict(zip((STATUS, CHANGES, ROLLOUTS), hub.version_key(), strict=True))
+
     async def fleet_page(request: Request) -> Response:
+        seen = versions()
         html = views.fleet_page(
-            hub.document(STATUS), hub.document(CHANGES), hub.document(ROLLOUTS), problem()
+            hub.document(STATUS), hub.document(CHANGES), hub.document(ROLLOUTS), problem(), seen
         )
         return HTMLResponse(html)
 
@@ -144,11 +149,12 @@ def create_app(
         return shared.get(key, lambda: documents.entity_document(store, found, hub.changes, only_broker=only))
 
     async def entity_page(request: Request) -> Response:
+        seen = versions()
         try:
             document = await run_in_threadpool(entity, request)
         except ConfigctlError as exc:
             return failure(request, exc)
-        return HTMLResponse(views.entity_page(document, problem()))
+        return HTMLResponse(views.entity_page(document, problem(), seen))
 
     async def api_entity(request: Request) -> Response:
         try:
@@ -171,10 +177,11 @@ def create_app(
         return details
 
     async def rollouts_page(request: Request) -> Response:
+        seen = versions()
         listing = hub.document(ROLLOUTS)
         key = ("rollouts", hub.version_key()[2])
         details = await run_in_threadpool(shared.get, key, lambda: rollout_details(listing))
-        return HTMLResponse(views.rollouts_page(listing, details, problem()))
+        return HTMLResponse(views.rollouts_page(listing, details, problem(), seen))
 
     # -- drift ------------------------------------------------------------------------------------
 

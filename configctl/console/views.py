@@ -55,6 +55,9 @@ _ENV.filters["entity_url"] = entity_url
 
 
 def _render(template: str, **context: Any) -> str:
+    """A page; ``versions`` (the shared documents' versions it was made from) lets its script see,
+    on connecting to ``/events``, whether something moved in between."""
+    context.setdefault("versions", {})
     return _ENV.get_template(template).render(**context)
 
 
@@ -91,6 +94,7 @@ def fleet_page(
     changes: Sequence[Mapping[str, Any]],
     rollouts: Sequence[Mapping[str, Any]],
     problem: str | None,
+    versions: Mapping[str, int] | None = None,
 ) -> str:
     rows = fleet_rows(status)
     summary = {
@@ -104,6 +108,7 @@ def fleet_page(
     return _render(
         "fleet.html",
         page="fleet",
+        versions=versions or {},
         live="status changes rollouts",
         status=status,
         rows=rows,
@@ -117,7 +122,9 @@ def fleet_page(
 # -- entity -----------------------------------------------------------------------------------------
 
 
-def entity_page(document: EntityDocument, problem: str | None) -> str:
+def entity_page(
+    document: EntityDocument, problem: str | None, versions: Mapping[str, int] | None = None
+) -> str:
     keys = sorted((document.stored.get("config") or {}).keys())
     by_broker = []
     for report in document.effective:
@@ -130,6 +137,7 @@ def entity_page(document: EntityDocument, problem: str | None) -> str:
     return _render(
         "entity.html",
         page="entity",
+        versions=versions or {},
         live="status changes",
         doc=document.to_json(),
         keys=keys,
@@ -143,11 +151,15 @@ def entity_page(document: EntityDocument, problem: str | None) -> str:
 
 
 def rollouts_page(
-    rollouts: Sequence[Mapping[str, Any]], details: Mapping[str, Mapping[str, Any]], problem: str | None
+    rollouts: Sequence[Mapping[str, Any]],
+    details: Mapping[str, Mapping[str, Any]],
+    problem: str | None,
+    versions: Mapping[str, int] | None = None,
 ) -> str:
     return _render(
         "rollouts.html",
         page="rollouts",
+        versions=versions or {},
         live="rollouts status",
         rollouts=rollouts,
         details=details,

@@ -12,6 +12,7 @@ import contextlib
 import http.client
 import json
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -128,6 +129,7 @@ class Events:
         self.thread.start()
         first = self.next(timeout=10)
         assert first[2] == "hello", first
+        self.hello = first[3]
 
     def _read(self) -> None:
         event, data = "message", ""
@@ -205,6 +207,10 @@ def test_a_change_reaches_an_open_stream_within_a_second(zk_connect, zk, fleet_o
     consoles.append(console := start(zk_connect))
     events = Events(console)
     try:
+        # a page says which documents it was made from: its script compares them with the stream's hello
+        _, _, page = console.get("/")
+        shown = re.search(rb"data-versions='([^']*)'", page)
+        assert shown is not None and json.loads(shown.group(1)) == events.hello["versions"]
         result = cli(
             zk_connect, "alter", "--topic", "orders", "--add-config", "retention.ms=86400000", "-o", "json"
         )

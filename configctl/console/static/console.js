@@ -102,6 +102,7 @@
       main.querySelectorAll("input, select").forEach(function (c) { if (c.id) values[c.id] = c.value; });
       main.replaceChildren(...Array.from(fresh.childNodes).map(function (n) { return document.importNode(n, true); }));
       main.querySelectorAll("input, select").forEach(function (c) { if (c.id in values) c.value = values[c.id]; });
+      main.dataset.versions = fresh.dataset.versions || "{}";
       main.dataset.refreshed = String(parseInt(main.dataset.refreshed || "0", 10) + 1);
       bindFilters();
       prepare(main);
@@ -125,9 +126,20 @@
     }
     let first = true;
     const source = new EventSource("/events");
-    source.addEventListener("hello", function () {
+    source.addEventListener("hello", function (event) {
       if (state) { state.textContent = "live"; state.dataset.state = "live"; }
-      if (!first) schedule(); // reconnected: something may have moved meanwhile
+      // Reconnected, or something moved between the page's making and this stream: refresh.
+      let moved = !first;
+      try {
+        const shown = JSON.parse(main.dataset.versions || "{}");
+        const now = JSON.parse(event.data).versions || {};
+        wanted.forEach(function (topic) {
+          if (topic in shown && topic in now && shown[topic] !== now[topic]) moved = true;
+        });
+      } catch (ignored) {
+        moved = true;
+      }
+      if (moved) schedule();
       first = false;
     });
     wanted.forEach(function (topic) { source.addEventListener(topic, schedule); });
