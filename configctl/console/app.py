@@ -171,7 +171,10 @@ def create_app(
         details = {}
         for item in chosen[:DETAILED_ROLLOUTS]:
             try:
-                details[item["id"]] = documents.rollout_detail(store, item["id"])
+                detail = documents.rollout_detail(store, item["id"])
+                if item.get("open"):
+                    detail["brokers_now"] = documents.rollout_brokers(store, detail, hub.changes)
+                details[item["id"]] = detail
             except ConfigctlError:
                 continue  # ended or unreadable meanwhile: the list says what it can
         return details
@@ -179,7 +182,7 @@ def create_app(
     async def rollouts_page(request: Request) -> Response:
         seen = versions()
         listing = hub.document(ROLLOUTS)
-        key = ("rollouts", hub.version_key()[2])
+        key = ("rollouts", hub.version_key())  # the brokers' progress moves it too
         details = await run_in_threadpool(shared.get, key, lambda: rollout_details(listing))
         return HTMLResponse(views.rollouts_page(listing, details, problem(), seen))
 

@@ -50,6 +50,25 @@ def rollout_detail(store: ConfigStore, rollout_id: str) -> dict[str, Any]:
     return RolloutShowView(store.rollouts.load(rollout_id)).to_json()
 
 
+def rollout_brokers(
+    store: ConfigStore, detail: Mapping[str, Any], changes: ChangePaths
+) -> list[dict[str, Any]]:
+    """Where each known broker stands with what an open rollout has written so far: the ``--wait``
+    verdict (:func:`configctl.fleet.outcome`) on the newest change of each entity it wrote."""
+    written = []
+    for item in detail.get("planned") or []:
+        if not item.get("written"):
+            continue
+        path = item.get("entity_path")
+        number = changes.latest_for(store, path) if isinstance(path, str) else None
+        if number is not None:
+            written.append(fleet.Written(Entity.from_path(path), number))
+    if not written:
+        return []
+    states = store.broker_states()
+    return [fleet.outcome(b, states.get(b), written).to_json() for b in fleet.known_brokers(store)]
+
+
 class ChangePaths:
     """The entity path of each change notification, read once and remembered (a notification
     never changes; a purged one is forgotten)."""
@@ -200,6 +219,7 @@ __all__ = [
     "EntityDocument",
     "entity_document",
     "parse_entity",
+    "rollout_brokers",
     "rollout_detail",
     "rollouts_document",
     "status_document",

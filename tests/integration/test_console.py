@@ -324,6 +324,8 @@ def test_a_canary_is_followed_step_by_step(zk_connect, fleet_of_three, consoles)
         rollout_id = listing[0]["id"]  # type: ignore[index]
         status, _, body = console.get("/rollouts")
         assert status == 200 and rollout_id.encode() in body and b"canary" in body
+        # while it runs, where each broker stands with what it wrote (the canary's two overrides)
+        wait_for(lambda: b"Brokers on what it wrote so far" in console.get("/rollouts")[2], timeout=10)
         seen: list[tuple[str, str, str]] = []  # (state, step, activity) as each event brought it
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
