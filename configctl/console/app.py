@@ -115,12 +115,16 @@ def create_app(
         """Read before the documents: a page made from newer ones only refreshes once more."""
         return dict(zip((STATUS, CHANGES, ROLLOUTS), hub.version_key(), strict=True))
 
-    async def fleet_page(request: Request) -> Response:
+    def fleet_html() -> str:
         seen = versions()
-        html = views.fleet_page(
+        return views.fleet_page(
             hub.document(STATUS), hub.document(CHANGES), hub.document(ROLLOUTS), problem(), seen
         )
-        return HTMLResponse(html)
+
+    async def fleet_page(request: Request) -> Response:
+        # made once per moment: twenty browsers refreshing after one change share one rendering
+        key = ("fleet", hub.version_key(), problem())
+        return HTMLResponse(await run_in_threadpool(shared.get, key, fleet_html))
 
     async def api_status(request: Request) -> Response:
         try:

@@ -677,6 +677,9 @@ def test_a_thousand_brokers_one_page_and_one_set_of_watches(zk_connect, zk, cons
     )
     assert first_paint < 3.0
     assert stats["watches"] == 5 + 2 * 1000  # type: ignore[index]
+    for _ in range(20):  # twenty browsers opening it share that one rendering (nothing moved)
+        assert console.get("/")[0] == 200
+    assert console.json("/api/console")["shared_reads"] == stats["shared_reads"]  # type: ignore[index]
 
     events = Events(console)
     try:

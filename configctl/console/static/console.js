@@ -112,8 +112,10 @@
     }
   }
 
+  // At most one refresh in flight and a few a second: a fleet applying a change moves the status
+  // document many times, and a page of 1,000 brokers need not follow each move.
   function schedule() {
-    if (pending === null) pending = setTimeout(refresh, 100);
+    if (pending === null) pending = setTimeout(refresh, 250);
   }
 
   function connect() {
