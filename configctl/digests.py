@@ -1,6 +1,6 @@
 """Digests of secrets: what snapshots, the state node and the audit show instead of a secret.
 
-Two forms. ``sha256:<hex>`` (:func:`digest`) is Contract 4's, in snapshot lines: plain SHA-256,
+Two forms. ``sha256:<hex>`` (:func:`digest`) is the snapshot lines' (docs/reference/snapshots.md): plain SHA-256,
 or HMAC-SHA256 under the fleet's digest key, written alike (as published; existing snapshots keep
 their meaning). ``hmac-sha256:<hex>`` (:func:`keyed_digest`) says it is keyed: it is the only
 digest of a secret published where anyone can read it (:func:`published_digest`), and the audit
@@ -21,7 +21,7 @@ from configctl.errors import InvalidInput
 from configctl.files import read_bytes
 
 DIGEST_PREFIX = "sha256:"
-"""Contract 4's digest in a snapshot line: plain SHA-256, or (from a listener given the fleet's
+"""The digest in a snapshot line: plain SHA-256, or (from a listener given the fleet's
 digest key) HMAC-SHA256 under it. The two look alike; a snapshot's meaning is left as published."""
 KEYED_PREFIX = "hmac-sha256:"
 """A digest that says it is keyed: HMAC-SHA256 under the fleet's digest key, the same hex as
@@ -36,7 +36,7 @@ _MIN_DIGEST_KEY_BYTES = 16
 def digest(value: str, key: bytes | None = None) -> str:
     """A stable fingerprint of a secret: equal values give equal digests, so drift stays visible.
 
-    Without a key it is Contract 4's ``sha256:<hex>`` of the value, which anyone holding a
+    Without a key it is the ``sha256:<hex>`` of the value, which anyone holding a
     snapshot can test guesses against offline. With the fleet's digest key (the same for every
     listener and the audit) it is HMAC-SHA256 under that key, written the same way: equal values
     still compare equal across the fleet, but a guess cannot be checked without the key.

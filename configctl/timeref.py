@@ -1,6 +1,6 @@
 """Moments as operators write them (``--at``, ``--since``, ``--until``): the one parser.
 
-Three spellings (docs/reference/json-output.md, Contract 11):
+Three spellings (docs/reference/json-output.md):
 
 - ISO-8601: ``2026-11-24T14:05:00Z``, ``2026-11-24T14:05:00+01:00``, ``2026-11-24 14:05``;
   without a zone it is this machine's local time (what an operator reading a wall clock means);

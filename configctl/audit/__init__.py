@@ -1,7 +1,7 @@
 """The Spark config audit: which brokers run stale or wrong config, and where the fleet disagrees.
 
 - :mod:`~configctl.audit.job`: reading and condensing snapshots, running the drift classes
-  (Contract 5), and the spark-submit entry point.
+  (see docs/audit.md), and the spark-submit entry point.
 - :mod:`~configctl.audit.drift`: one module per drift class, their common shape, the registry.
 - :mod:`~configctl.audit.heatmap`: the brokers × keys heatmap the drift classes mark.
 - :mod:`~configctl.audit.expected`: what ZooKeeper says the brokers should run, as plain data.

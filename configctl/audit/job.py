@@ -1,7 +1,7 @@
 """The config-audit Spark job: which brokers run stale or wrong config, and where the fleet disagrees.
 
-Input: snapshot lines (Contract 4), optionally an :class:`ExpectedState`. Output: one JSON-ready
-dict (Contract 5). Every finding is computed by Spark; the driver only collects the findings
+Input: snapshot lines (see docs/reference/snapshots.md), optionally an :class:`ExpectedState`. Output: one JSON-ready
+dict (see docs/audit.md). Every finding is computed by Spark; the driver only collects the findings
 themselves, each list cut at ``AuditOptions.limit`` (with the number left out), so the job
 behaves the same on three brokers and on thousands.
 

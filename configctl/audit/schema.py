@@ -27,7 +27,7 @@ CORRUPT_COLUMN = "_corrupt_record"
 
 
 def snapshot_schema() -> StructType:
-    """The explicit read schema: Contract 4's fields, all nullable, plus ``_corrupt_record``."""
+    """The explicit read schema: the fields, all nullable, plus ``_corrupt_record``."""
     from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
     types = {"int": IntegerType(), "long": LongType(), "string": StringType()}

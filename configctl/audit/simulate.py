@@ -3,7 +3,7 @@
 The model is the ZooKeeper side (a dynamic config at some base change number plus a list of
 later changes) and, per broker, what it applied: its last change number, its server.properties,
 and local patches (values a broker holds that no change explains). Each broker's snapshot is
-what a correct listener would write for that view (Contract 4). The ground truth is computed
+what a correct listener would write for that view (see docs/reference/snapshots.md). The ground truth is computed
 from the model alone, in plain Python, by rules written independently of the Spark job: that
 is what makes it an oracle for the audit rather than a copy of it.
 

@@ -1,4 +1,4 @@
-"""``configctl plan``, ``apply`` and ``export``: desired state as code (Contract 6).
+"""``configctl plan``, ``apply`` and ``export``: desired state as code (see docs/reference/desired-state-files.md).
 
 Thin shells over :mod:`configctl.desired`: its ``document`` (files), ``plan`` (the diff),
 ``apply`` (the batched write) and ``export`` modules; what they print is shown by :mod:`.render`.

@@ -1,4 +1,4 @@
-"""Safe rollout on the command line (Contract 8): ``alter --canary``, ``apply --waves``, ``configctl rollout``.
+"""Safe rollout on the command line (see docs/rollout.md): ``alter --canary``, ``apply --waves``, ``configctl rollout``.
 
 ``alter`` and ``apply`` take the rollout options through :func:`canary_options` and
 :func:`wave_options` and hand over to :func:`canary_alter` and :func:`apply_in_waves` when they

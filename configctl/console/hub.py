@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 STATUS, CHANGES, ROLLOUTS = "status", "changes", "rollouts"
 TOPICS = (STATUS, CHANGES, ROLLOUTS)
-"""The shared documents: ``status`` (Contract 7), the newest ``changes``, ``rollouts``."""
+"""The shared documents: ``status`` (see docs/reference/state-and-fleet-nodes.md), the newest ``changes``, ``rollouts``."""
 
 BROKERS_DIR = BrokerStateZNode.ROOT
 FLEET_DIR = FleetRecordZNode.ROOT

@@ -1,4 +1,4 @@
-"""A listener's Prometheus metrics and health endpoint (Contract 10).
+"""A listener's Prometheus metrics and health endpoint (see docs/reference/metrics.md).
 
 Each :class:`ListenerMetrics` has a registry of its own, so several listeners in one process (a
 test, a broker embedding two) never clash over metric names. Everything but the latency
@@ -80,7 +80,7 @@ class _Collector:
         )
         problems = GaugeMetricFamily(
             "configctl_listener_problems",
-            "Entries in the broker's problem list now (Contract 7), by kind.",
+            "Entries in the broker's problem list now, by kind.",
             labels=["kind"],
         )
         reported = CounterMetricFamily(

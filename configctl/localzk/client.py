@@ -1,6 +1,6 @@
 """What a client needs to reach a local server: the connect string and, when secured, TLS and SASL.
 
-``configctl zk start`` prints these as configctl's own global options (Contract 9: ``--zk-tls``,
+``configctl zk start`` prints these as configctl's own global options (see docs/operations.md: ``--zk-tls``,
 ``--zk-tls-ca``, ``--zk-sasl digest:USER``) and writes them as ``CONFIGCTL_*`` variables to
 ``<data-dir>/client.env``, which a shell or a test can source. The SASL password never appears in
 either: both name the 0600 file that holds it (``CONFIGCTL_ZK_SASL_PASSWORD_FILE``), because a

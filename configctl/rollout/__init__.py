@@ -1,4 +1,4 @@
-"""Safe rollout (Contract 8): a canary on real brokers, waves, and an automatic promote or abort.
+"""Safe rollout (see docs/rollout.md): a canary on real brokers, waves, and an automatic promote or abort.
 
 * :mod:`~configctl.rollout.parsing`: durations, broker ids, wave sizes and rollout ids as typed;
 * :mod:`~configctl.rollout.record`: the rollout's record (plan, step reached, undo bytes);

@@ -1,11 +1,11 @@
-"""A canary for a cluster-wide broker change (Contract 8): prove it on a few brokers, then promote or abort.
+"""A canary for a cluster-wide broker change (see docs/rollout.md): prove it on a few brokers, then promote or abort.
 
 Kafka can already run a broker-wide change on one broker alone: a per-broker override
 (``brokers/<id>``) beats ``brokers/<default>``. A canary uses exactly that:
 
 1. the change is written as overrides on the canary brokers, in ONE version-checked multi with the
    undo record (their exact previous bytes);
-2. each canary broker must apply it (Contract 7), stay free of new problems for the soak, and the
+2. each canary broker must apply it (see docs/reference/state-and-fleet-nodes.md), stay free of new problems for the soak, and the
    health check must pass;
 3. promotion is ONE multi: the change set at ``brokers/<default>`` and every canary broker's node
    given back its exact previous bytes (the override was only ever a test); then the fleet is

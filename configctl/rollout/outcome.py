@@ -5,7 +5,7 @@ into the error the operator gets (none for a promotion or completion whose fleet
 :func:`concluded_abort` does the same for ``rollout abort``, and :func:`guarded` says what a
 failure that is not the rollout's own verdict means once its record may exist (left open).
 
-Exit statuses (Contract 8; docs/rollout.md): 0 promoted or completed (and, after a promotion,
+Exit statuses (docs/rollout.md): 0 promoted or completed (and, after a promotion,
 every live broker applied it; 9 or 10 otherwise, as ``--wait``), 11 aborted with every entity
 restored, 12 stopped with the rollout left open (its record says what is left to do).
 """

@@ -2,7 +2,7 @@
 
 A step (a canary, or one wave) is judged in three parts, each of which can fail it:
 
-1. every broker that must run it has applied it (Contract 7's wait on the brokers' state nodes):
+1. every broker that must run it has applied it (the wait on the brokers' state nodes):
    a refusal (rejected, ignored, unreadable) or the wait timing out fails the step;
 2. the soak: for ``--soak`` no new problem appears on those brokers and none of their listeners stops;
 3. the health check (``--check``) exits 0 within its timeout.
@@ -29,7 +29,7 @@ NEEDS = ("versioned_writes", "watches", "fleet_state", "rollout_records")
 """What a rollout needs of its store (:class:`configctl.store.Capabilities`): a store without
 ``extra_nodes`` still runs one, writing the record before the entities instead of with them."""
 
-# outcomes of a rollout, and the exit status each earns (Contract 8; docs/rollout.md)
+# outcomes of a rollout, and the exit status each earns (docs/rollout.md)
 PROMOTED = "promoted"
 COMPLETED = "completed"
 ABORTED = "aborted"

@@ -1,4 +1,4 @@
-"""Waves for many entities (Contract 8): a plan goes out a slice at a time, each proven before the next.
+"""Waves for many entities (see docs/rollout.md): a plan goes out a slice at a time, each proven before the next.
 
 The plan's entities go out in the plan's own order (entity type in the usual order, then name:
 ``<default>`` first, brokers by id, a user before its clients), cut into waves by ``--waves N``

@@ -1,6 +1,6 @@
 """The fleet's disagreements in time: every interval during which brokers ran different values.
 
-The one home of the interval rule that ``audit --timeline`` reports (Contract 11): a pure fold
+The one home of the interval rule that ``audit --timeline`` reports (see docs/investigating.md): a pure fold
 over the fleet's applied logs (:mod:`configctl.applied`), so a Spark job can group the records by
 ``(entity_path, key)`` and hand each group to :func:`key_intervals` unchanged, and a test can
 check it without a cluster.

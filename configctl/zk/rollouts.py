@@ -6,7 +6,7 @@ through the config store's own multi (:meth:`configctl.zk.configstore.ConfigStor
 (:func:`configctl.store.version_after`).
 
 Every multi a rollout sends carries, with its entity writes, the record node set at the version
-this process last saw. That one rule gives the guarantees of Contract 8:
+this process last saw. That one rule gives the guarantees docs/rollout.md promises:
 
 * a write and the record of how to undo it land together or not at all (the ``undo-NNNN``
   chunk is created by the multi that writes its entities), so after a SIGKILL at any moment the

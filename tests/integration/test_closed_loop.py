@@ -1,4 +1,4 @@
-"""Closing the loop (Contract 7), with three real ``configctl listener run`` processes.
+"""Closing the loop (see docs/reference/state-and-fleet-nodes.md), with three real ``configctl listener run`` processes.
 
 ``--wait`` after alter/apply/rollback, ``configctl status``, and ``describe --effective``'s
 progress: a change every broker applies, one a broker's plugin rejects, a frozen broker, a node

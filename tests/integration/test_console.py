@@ -1,4 +1,4 @@
-"""The fleet console (Contract 12): ``configctl serve`` as a real process on real ZooKeeper.
+"""The fleet console (see docs/console.md): ``configctl serve`` as a real process on real ZooKeeper.
 
 Each test starts the server with the CLI on a free port and talks HTTP to it, as a browser or a
 script would: the JSON documents are the CLI's own, a change and a dying listener reach an open

@@ -1,4 +1,4 @@
-"""history and rollback against a real ZooKeeper: records, Contract 6 JSON, exact-bytes undo."""
+"""history and rollback against a real ZooKeeper: records, the history JSON (docs/reference/json-output.md), exact-bytes undo."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Contract 10 against a real ZooKeeper: /metrics scraped over HTTP while changes flow, /healthz
+"""The metrics (docs/reference/metrics.md) against a real ZooKeeper: /metrics scraped over HTTP while changes flow, /healthz
 following the connection (ZooKeeper stopped and restarted) and a stalled worker."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Contract 7 against a real ZooKeeper: the listener never stalls, whatever it cannot apply.
+"""Problems (docs/reference/state-and-fleet-nodes.md) against a real ZooKeeper: the listener never stalls, whatever it cannot apply.
 
 Each loop that can fail is made to fail here: a config node the listener may not read (a user
 written by an authenticated client, owner-only as Kafka's ACL layout makes it) and a directory it

@@ -1,4 +1,4 @@
-"""Safe rollout (Contract 8) with three real ``configctl listener run`` processes.
+"""Safe rollout (see docs/rollout.md) with three real ``configctl listener run`` processes.
 
 Broker 2 runs a plugin that rejects retention under 60 s. Every test reads the config nodes'
 exact bytes with the raw kazoo client: an abort or a revert must give back byte for byte what

@@ -1,4 +1,4 @@
-"""Every command against a real TLS + SASL ZooKeeper (``secure_zk``), and what it refuses (Contract 9).
+"""Every command against a real TLS + SASL ZooKeeper (``secure_zk``), and what it refuses (see docs/operations.md).
 
 The commands run as a user would run them: ``configctl`` in a subprocess with the variables
 ``zk start --tls --sasl`` wrote to ``client.env`` (the password by file). Each test gets a chroot

@@ -1,4 +1,4 @@
-"""Time travel against real ZooKeeper and real ``configctl listener run`` processes (Contract 11).
+"""Time travel against real ZooKeeper and real ``configctl listener run`` processes (see docs/investigating.md).
 
 One fleet of two listeners with a shared state directory lives through a known sequence of
 changes (a broker default, a topic, a per-broker override, a secret), broker 2 killed with

@@ -1,4 +1,4 @@
-"""Snapshots written by the real listener (Contract 4 as configctl produces it) audit as expected.
+"""Snapshots written by the real listener (docs/reference/snapshots.md, as configctl produces it) audit as expected.
 
 Three brokers run configctl's own ``DynamicConfigManager`` in-process (no ZooKeeper needed): the
 same changes reach them, except that broker 1 stops before the last one, broker 2 gets a

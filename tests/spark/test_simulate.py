@@ -1,4 +1,4 @@
-"""The simulator on its own (pure Python, no Spark): deterministic, valid Contract 4 lines, sane truth."""
+"""The simulator on its own (pure Python, no Spark): deterministic, valid snapshot lines, sane truth."""
 
 from __future__ import annotations
 

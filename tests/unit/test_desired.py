@@ -1,4 +1,4 @@
-"""Desired-state files (Contract 6): reading, checking and writing them, without ZooKeeper."""
+"""Desired-state files (see docs/reference/desired-state-files.md): reading, checking and writing them, without ZooKeeper."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """configctl.digests: a keyed digest can be told from a plain one, and the audit reads both forms.
 
-Contract 4's ``sha256:<hex>`` in snapshot lines keeps its meaning (plain, or HMAC under the fleet
+the ``sha256:<hex>`` in snapshot lines keeps its meaning (plain, or HMAC under the fleet
 key, written alike); ``hmac-sha256:<hex>`` says it is keyed, and is the only digest of a secret
 configctl may publish where anyone can read it.
 """

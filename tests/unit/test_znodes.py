@@ -1,4 +1,4 @@
-"""Znode byte formats (Contract 1): what Kafka writes and reads in /config."""
+"""Znode byte formats (see docs/reference/zookeeper-nodes.md): what Kafka writes and reads in /config."""
 
 from __future__ import annotations
 
