@@ -10,6 +10,17 @@ purges cost no round trip at all. A random jitter on the expiry age, per purger,
 fleet's purges apart: the broker with the smallest jitter does the work, the rest find the nodes
 gone.
 
+**One purger at a time.** Kafka's brokers all purge; at fleet size that is N listeners looking up
+the oldest node after every change, and every delete waking all N child watches for a re-list.
+configctl need not: a purger first holds the lease, an ephemeral node (:data:`LEASE_PATH`, under
+configctl's own ``/configctl``, never inside Kafka's ``/config``) that lives as long as its
+holder's session (:class:`PurgeLease`). The others do no purge work at all and look whether the
+lease is free once every :data:`LEASE_CHECK_S` (a read, jittered); a holder that dies frees it
+with its session. The holder purges at most once every ``purge_interval_s`` (a tenth of the expiry,
+at most a minute), so deletes come in batches: one wake-up of the fleet per batch, not per change.
+A purger that may not create the lease (ACLs on ``/configctl``) purges without one, as Kafka does.
+``lease_path=None`` is Kafka's way: everyone purges.
+
 Purging is best effort: a purger that may not delete notifications (Kafka's ACLs, no
 credentials) logs it once and tries again after :data:`PURGE_RETRY_S` (a
 :class:`configctl.zk.retry.Backoff` of constant delay); it never holds up its caller.
@@ -22,11 +33,20 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from configctl.errors import ConfigctlError, ZooKeeperUnavailable, one_line, printable
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from configctl.errors import ConfigctlError, PermissionDenied, ZooKeeperUnavailable, one_line, printable
 from configctl.zk import retry
+from configctl.zk.errors import translate_errors
 from configctl.zk.session import ZkSession
+from configctl.znodes import CONFIGCTL_ROOT
 
 MAX_JITTER_MS = 30_000
+LEASE_PATH: str | None = f"{CONFIGCTL_ROOT}/purge-lease"
+"""The purge lease every listener's purge uses by default (None: every purger purges, Kafka's way)."""
+LEASE_CHECK_S = 60.0
+"""How often a purger without the lease looks whether it is free (each wait 0.5-1.5 times it)."""
+MAX_PURGE_INTERVAL_S = 60.0
 PURGE_RETRY_S = 60.0
 """After a failed purge (no permission to delete, say), wait this long before trying again."""
 
@@ -58,6 +78,60 @@ def expired_prefix(
     return low, boundary_ctime if low < len(names) else None
 
 
+class PurgeLease:
+    """An ephemeral node held by at most one session: its holder is the fleet's one purger.
+
+    Holding is known without a round trip (the node lives exactly as long as the session that
+    created it); not holding costs one ``exists`` every :data:`LEASE_CHECK_S`, and a ``create``
+    only when the node is gone. ``available`` turns False for good when the lease may not be
+    created (ACLs): the caller then purges without it.
+    """
+
+    def __init__(self, session: ZkSession, path: str, logger: logging.Logger) -> None:
+        self.session = session
+        self.path = path
+        self._log = logger
+        self._held_by: int | None = None  # the session id that created the node
+        self._next_look = 0.0
+        self.available = True
+        self.stats = {"lease_checks": 0, "lease_claims": 0}
+
+    def held(self) -> bool:
+        """This session holds the lease (claiming it if it is free and it is time to look)."""
+        current = self.session.session_id
+        if current is not None and current == self._held_by:
+            return True
+        if self._held_by is not None:  # held by a session that ended: its node went with it
+            self._held_by, self._next_look = None, 0.0
+        now = time.monotonic()
+        if current is None or now < self._next_look:
+            return False
+        self._next_look = now + LEASE_CHECK_S * random.uniform(0.5, 1.5)
+        self.stats["lease_checks"] += 1
+        try:
+            with translate_errors(f"stat {self.path}"):
+                stat = self.session.exists(self.path)
+            if stat is not None and stat.ephemeralOwner != current:
+                return False
+            if stat is None:
+                self.stats["lease_claims"] += 1
+                with translate_errors(f"create {self.path}"):
+                    self.session.client.create_async(self.path, b"", ephemeral=True, makepath=True).get(
+                        timeout=self.session.timeout
+                    )
+        except NodeExistsError:
+            return False  # another purger was quicker
+        except NoNodeError:
+            return False
+        except PermissionDenied as exc:
+            self.available = False
+            self._log.info("purging without a lease (%s): every listener purges", printable(one_line(exc)))
+            return False
+        self._held_by = current
+        self._log.info("holding the purge lease %s: this listener purges expired notifications", self.path)
+        return True
+
+
 class NotificationPurge:
     """Deletes the notifications under ``path`` created more than ``expiration_ms`` ago.
 
@@ -75,7 +149,10 @@ class NotificationPurge:
         jitter_ms: int | None = None,
         clock: Callable[[], float] = time.time,
         logger: logging.Logger | None = None,
+        lease_path: str | bool | None = True,
+        purge_interval_s: float | None = None,
     ) -> None:
+        """``lease_path``: True for :data:`LEASE_PATH` (read when built), None or False for none."""
         self.session = session
         self.path = path.rstrip("/")
         self.expiration_ms = int(expiration_ms)
@@ -84,6 +161,13 @@ class NotificationPurge:
         self.jitter_ms = random.uniform(0, max(0, jitter_ms))
         self._clock = clock
         self._log = logger or logging.getLogger(__name__)
+        if lease_path is True:
+            lease_path = LEASE_PATH
+        self.lease = PurgeLease(session, lease_path, self._log) if lease_path else None
+        if purge_interval_s is None:
+            purge_interval_s = min(MAX_PURGE_INTERVAL_S, self.expiration_ms / 10_000)
+        self.purge_interval_s = max(0.0, float(purge_interval_s))
+        self._next_purge = 0.0  # monotonic: a lease holder's next purge (batches deletes)
         self._hint: tuple[str, int] | None = None  # (name, ctime) of a node known not to have expired
         self._retry = retry.Backoff(PURGE_RETRY_S, PURGE_RETRY_S)
         self._not_before = 0.0  # monotonic time before which no purge is tried (after a failure)
@@ -107,7 +191,12 @@ class NotificationPurge:
         """
         if not names or time.monotonic() < self._not_before:
             return []
+        lease = self.lease
         try:
+            if lease is not None and lease.available:
+                if time.monotonic() < self._next_purge or not lease.held():
+                    return []
+                self._next_purge = time.monotonic() + self.purge_interval_s
             expired = self._purge(names)
         except ZooKeeperUnavailable:
             raise  # the connection went away: the caller retries its step as a whole
@@ -159,4 +248,11 @@ class NotificationPurge:
         return ordered[:count]
 
 
-__all__ = ["PURGE_RETRY_S", "NotificationPurge", "expired_prefix"]
+__all__ = [
+    "LEASE_CHECK_S",
+    "LEASE_PATH",
+    "PURGE_RETRY_S",
+    "NotificationPurge",
+    "PurgeLease",
+    "expired_prefix",
+]
