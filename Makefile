@@ -8,6 +8,7 @@ KAFKA  := build/kafka
 KAFKA_STAMP := $(KAFKA)/VERSION
 
 .PHONY: all install kafka kafka-clean lock demo test test-long unit lint bench schemas clean
+.PHONY: browser test-browser screenshots
 
 all: test
 
@@ -51,6 +52,25 @@ demo: $(STAMP) $(KAFKA_STAMP)
 
 test: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Debian's chromium for the real-browser tests (Playwright drives it; it downloads no browser of its
+# own). Installed only when missing: a no-op on a machine that has it. Needs root (apt-get).
+CHROMIUM ?= /usr/bin/chromium
+
+browser:
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@$(CHROMIUM) --version
+
+# The console in a real browser (tests/browser), against real ZooKeeper and listener processes;
+# make test skips them (docs/console.md says why).
+test-browser: $(STAMP) browser
+	CONFIGCTL_BROWSER_TESTS=1 CONFIGCTL_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
+
+# Screenshots of every console page (fleet, entity, rollouts, drift at 500 brokers) and of the
+# audit's HTML report at 500 brokers, into build/screenshots/.
+screenshots: $(STAMP) browser
+	CONFIGCTL_BROWSER_TESTS=1 CONFIGCTL_CHROMIUM=$(CHROMIUM) CONFIGCTL_SCREENSHOTS=build/screenshots \
+	    $(BIN)/python -m pytest tests/browser/test_screenshots.py $(PYTEST_ARGS)
 
 # The long property runs (1,000 random sequences against a real broker, ...), skipped by make test.
 test-long: $(STAMP) $(KAFKA_STAMP)

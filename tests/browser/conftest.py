@@ -1,0 +1,120 @@
+"""Real-browser tests of the console: Playwright driving Debian's ``chromium`` (see docs/console.md).
+
+They run when asked for (``make test-browser``, which installs the browser first, sets
+``CONFIGCTL_BROWSER_TESTS=1``); ``make test`` skips them, because installing a browser from the
+distribution is a system change CI should not depend on. Asked for without a browser, they fail
+rather than skip, so a green ``make test-browser`` always means a browser ran them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import child_env, free_port, wait_for
+
+ASKED = os.environ.get("CONFIGCTL_BROWSER_TESTS") == "1"
+CHROMIUM = os.environ.get("CONFIGCTL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip this directory's tests unless ``make test-browser`` asked for them."""
+    if ASKED:
+        return
+    skip = pytest.mark.skip(reason="a real-browser test: make test-browser (installs chromium first)")
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(skip)
+
+
+class Served:
+    """A running ``configctl serve``: its process, its URL, its stderr log."""
+
+    def __init__(self, process: subprocess.Popen, port: int, log: Path) -> None:
+        self.process = process
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = log
+
+
+def serve(zk_connect: str, *args: str) -> Served:
+    """``configctl serve`` on a free loopback port, returned once ``/api/console`` answers."""
+    import urllib.request
+
+    port = free_port()
+    log = Path(tempfile.mkstemp(prefix="configctl-serve-", suffix=".log")[1])
+    command = [sys.executable, "-m", "configctl", "serve", "--zookeeper", zk_connect,
+               "--bind", f"127.0.0.1:{port}", *args]  # fmt: skip
+    with log.open("w") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=child_env())
+    served = Served(process, port, log)
+
+    def up() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"configctl serve exited {process.returncode}: {log.read_text()!r}")
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(served.url + "/api/console", timeout=5) as r,
+        ):
+            return r.status == 200
+        return False
+
+    wait_for(up, timeout=60, message="configctl serve answering")
+    return served
+
+
+@pytest.fixture
+def consoles() -> Iterator[list[Served]]:
+    """Every console a test starts, stopped with SIGTERM (as an operator would) afterwards."""
+    started: list[Served] = []
+    yield started
+    for served in started:
+        if served.process.poll() is None:
+            served.process.send_signal(signal.SIGTERM)
+        try:
+            served.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            served.process.kill()
+            served.process.wait()
+        served.log.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Debian chromium for the session, driven by Playwright (no browser download)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no chromium at {CHROMIUM}: run make browser (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page whose console errors (a CSP violation, a script error) fail the test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    opened.on("pageerror", lambda e: errors.append(str(e)))
+    opened.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    opened.on("dialog", lambda d: (errors.append(f"a dialog opened: {d.message}"), d.dismiss()))
+    opened.errors = errors  # type: ignore[attr-defined]
+    try:
+        yield opened
+    finally:
+        context.close()
