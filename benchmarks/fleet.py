@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import hashlib
 import json
 import math
 import os
@@ -140,9 +141,12 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
     ``S <json>`` (request counts) whenever a line ``stats`` arrives on stdin; stops on EOF.
     """
     from configctl.listener import ConfigListener
+    from configctl.zk import purge
     from configctl.zk.connection import ConnectionSettings
     from configctl.zk.session import ZkSession
 
+    if options.get("purge") == "all":  # before the lease: every listener purges, as Kafka's brokers do
+        purge.LEASE_PATH = None
     out = threading.Lock()
 
     def emit(line: str) -> None:
@@ -202,6 +206,8 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
     for line in sys.stdin:
         if line.strip() == "stats":
             emit("S " + json.dumps(dict(counts)))
+        elif line.strip() == "health":
+            emit("H " + json.dumps({lst.broker_id: listener_health(lst) for lst in listeners}))
     for listener in listeners:
         listener.stop()
     for session in sessions:
@@ -209,6 +215,24 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
     for client in raws:
         client.stop()
         client.close()
+
+
+def listener_health(listener: Any) -> dict[str, Any]:
+    """What the soak's checker asks of a listener: how far it got, what it holds, whether it is well.
+
+    ``digest`` covers every config it holds except its own ``brokers/<id>`` node (a canary
+    writes per-broker overrides), so brokers that agree have equal digests.
+    """
+    configs = listener.configs()
+    configs.pop(f"brokers/{listener.broker_id}", None)
+    healthy, _ = listener.health()
+    return {
+        "last": listener.last_applied_change,
+        "digest": hashlib.sha256(json.dumps(configs, sort_keys=True).encode()).hexdigest()[:16],
+        "healthy": healthy,
+        "stalled": listener.notifications.stalled(listener.stall_after_s),
+        "problems": len(listener.problems()),
+    }
 
 
 def _arm_raw(client: KazooClient, index: int, emit: Any) -> None:
@@ -254,6 +278,7 @@ class Worker:
         self.raw: dict[str, dict[int, float]] = {}
         self.ready = threading.Event()
         self._stats: list[dict[str, int]] = []
+        self.health_answers: list[dict[str, Any]] = []
         self._stats_seen = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -270,6 +295,10 @@ class Worker:
             elif kind == "R":
                 index, value, at = rest.split()
                 self.raw.setdefault(value, {})[int(index)] = float(at)
+            elif kind == "H":
+                with self._stats_seen:
+                    self.health_answers.append(json.loads(rest))
+                    self._stats_seen.notify_all()
             elif kind == "S":
                 with self._stats_seen:
                     self._stats.append(json.loads(rest))
@@ -287,6 +316,21 @@ class Worker:
             if not self._stats_seen.wait_for(lambda: len(self._stats) > before, timeout):
                 raise SystemExit("a worker did not answer for its request counts")
             return self._stats[-1]
+
+    def health(self, timeout: float = 30) -> dict[int, dict[str, Any]] | None:
+        """Each of its listeners' :func:`listener_health`; None when the process does not answer."""
+        if self.process.poll() is not None or self.process.stdin is None:
+            return None
+        with self._stats_seen:
+            before = len(self.health_answers)
+            try:
+                self.process.stdin.write("health\n")
+                self.process.stdin.flush()
+            except OSError:
+                return None
+            if not self._stats_seen.wait_for(lambda: len(self.health_answers) > before, timeout):
+                return None
+            return {int(k): v for k, v in self.health_answers[-1].items()}
 
     def applied_at(self, broker: int, number: int) -> float | None:
         numbers, times = self.applied[broker]
@@ -503,17 +547,38 @@ def main() -> None:
     parser.add_argument("--per-process", type=int, default=PER_PROCESS)
     parser.add_argument("--zk-timeout", type=float, default=30.0, help="each listener's session timeout")
     parser.add_argument("--recheck-s", type=float, default=30.0)
+    parser.add_argument(
+        "--change-expiration-ms", type=int, help="notifications expire after this (default: 15 minutes)"
+    )
+    parser.add_argument(
+        "--purge",
+        choices=["lease", "all", "compare"],
+        default="lease",
+        help="lease: one purger at a time (configctl's default); all: every listener purges (Kafka's "
+        "way); compare: both, one after the other, with a 2 s expiry so purges happen during the run",
+    )
     parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
     parser.add_argument("--details", type=Path, help="also write everything measured here (JSON)")
     args = parser.parse_args()
-    options = {"zk_timeout": args.zk_timeout, "recheck_s": args.recheck_s}
+    options: dict[str, Any] = {"zk_timeout": args.zk_timeout, "recheck_s": args.recheck_s}
+    if args.change_expiration_ms:
+        options["change_expiration_ms"] = args.change_expiration_ms
+    modes = ["all", "lease"] if args.purge == "compare" else [args.purge]
+    if args.purge == "compare":
+        options.setdefault("change_expiration_ms", 2000)
+        options["purge_jitter_ms"] = 1000
     sizes = [args.brokers] if args.brokers else [20, 100]
     results = []
     for n in sizes:
         interval = (args.interval_ms if args.interval_ms is not None else 100 + n / 4) / 1000
-        if args.output == "text":
-            print(f"N={n}: {args.changes} changes, one every {interval * 1000:.0f} ms ...", flush=True)
-        results.append(measure(n, args.changes, interval, args.per_process, options))
+        for mode in modes:
+            if args.output == "text":
+                print(
+                    f"N={n}, purge={mode}: {args.changes} changes, one every {interval * 1000:.0f} ms ...",
+                    flush=True,
+                )
+            details = measure(n, args.changes, interval, args.per_process, {**options, "purge": mode})
+            results.append({**details, "purge": mode})
     if args.details:
         args.details.write_text(json.dumps(results if len(results) > 1 else results[0], indent=2) + "\n")
     if args.output == "json":
