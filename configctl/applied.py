@@ -33,6 +33,8 @@ SUBDIRECTORY = "applied"
 """The applied log lives in this subdirectory of a state directory: the audit reads the state
 directory's own ``*.jsonl`` files as snapshots, and must not take a log for one."""
 _SEGMENT_RE = re.compile(r"broker-([0-9]+)-([0-9]{8})\.jsonl")
+SEGMENT_GLOB = "broker-*-*.jsonl"
+"""A glob every segment's name matches (Spark's ``pathGlobFilter``); :func:`segment_of` decides."""
 
 APPLIED, REFUSED, OBSERVED, LOAD = "applied", "refused", "observed", "load"
 
@@ -40,6 +42,30 @@ APPLIED, REFUSED, OBSERVED, LOAD = "applied", "refused", "observed", "load"
 def segment_name(broker_id: int, sequence: int) -> str:
     """``broker-<id>-<sequence>.jsonl``: sequences grow, so names sort oldest first."""
     return f"broker-{int(broker_id)}-{int(sequence):08d}.jsonl"
+
+
+def segment_of(path: str) -> tuple[int, int] | None:
+    """``(broker id, sequence)`` of a segment's path or URI, None for any other file (a segment
+    must sit in an ``applied/`` directory: a snapshot is never taken for a log)."""
+    parent, _, name = str(path).rstrip("/").rpartition("/")
+    match = _SEGMENT_RE.fullmatch(name)
+    if match is None or parent.rpartition("/")[2] != SUBDIRECTORY:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def parse_lines(text: str, stats: ReadStats | None = None) -> Iterator[Record]:
+    """The records of a segment's whole text, in order (torn or foreign lines skipped, counted)."""
+    stats = stats if stats is not None else ReadStats()
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        stats.lines += 1
+        record = parse(line)
+        if record is None:
+            stats.skipped += 1
+            continue
+        yield record
 
 
 def log_directory(state_dir: str | Path) -> Path:

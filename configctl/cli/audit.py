@@ -16,10 +16,12 @@ import click
 
 from configctl import snapshot
 from configctl.audit.verdict import DRIFT_EXIT_CODE, has_drift
+from configctl.cli.moments import MOMENT
 from configctl.cli.options import digest_key_file_option, global_options, settings
 from configctl.cli.render import emit_text, note, plain, show
 from configctl.digests import read_digest_key
 from configctl.errors import EnvironmentProblem, InvalidInput
+from configctl.timeref import TimeRef
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,7 +32,8 @@ if TYPE_CHECKING:
 _EPILOG = (
     "Exit status: 0 when the audit ran (drift or not); with --fail-on-drift, "
     f"{DRIFT_EXIT_CODE} when stale brokers, divergent keys, static skew or missed changes were found; "
-    "1 for bad input (missing path, unreadable snapshots, bad desired state); 7 when Spark cannot start."
+    "1 for bad input (missing path, unreadable snapshots, bad desired state); 7 when Spark cannot start. "
+    f"With --timeline and --fail-on-drift, {DRIFT_EXIT_CODE} when any interval is reported."
 )
 
 
@@ -80,6 +83,34 @@ _digest_key_option = digest_key_file_option(
     help="Which files of a snapshot directory to read.",
 )
 @click.option("--fail-on-drift", is_flag=True, help=f"Exit {DRIFT_EXIT_CODE} when drift is found.")
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help="Read the applied logs under --snapshots (the state directories' applied/) instead: every "
+    "interval during which brokers ran different values of a key.",
+)
+@click.option(
+    "--since",
+    type=MOMENT,
+    default=None,
+    metavar="T",
+    help="With --timeline: intervals that end at T or later.",
+)
+@click.option(
+    "--until",
+    type=MOMENT,
+    default=None,
+    metavar="T",
+    help="With --timeline: intervals that start at T or earlier.",
+)
+@click.option(
+    "--at",
+    type=MOMENT,
+    default=None,
+    metavar="T",
+    help="The drift report as of T, from what each broker's applied log says it ran then "
+    "(ISO-8601, -2h, change:N).",
+)
 @_digest_key_option
 @click.pass_context
 def audit(
@@ -92,6 +123,10 @@ def audit(
     per_broker_keys: tuple[str, ...],
     pattern: str,
     fail_on_drift: bool,
+    timeline: bool,
+    since: TimeRef | None,
+    until: TimeRef | None,
+    at: TimeRef | None,
     digest_key_file: str | None,
 ) -> None:
     """Audit the fleet's snapshots for configuration drift with Spark.
@@ -101,9 +136,13 @@ def audit(
     and, when ZooKeeper is named with --zookeeper or CONFIGCTL_ZOOKEEPER (or --desired-state
     is given), brokers running something other than the desired state (missed changes).
     Runs in local mode by default; see docs/audit.md for spark-submit on a cluster.
+
+    With --timeline (and --since/--until) or --at T, --snapshots names the state directories whose
+    applied logs are read (docs/audit.md, "The audit in time").
     """
     if ctx.invoked_subcommand is not None:
         return
+    _refuse_mixed_moments(timeline, since, until, at)
     if not snapshots:
         raise InvalidInput(
             "--snapshots PATH is required (a directory or URI holding broker-<id>.jsonl files)"
@@ -111,8 +150,26 @@ def audit(
     _check_local_path(snapshots)
     settings()  # the global settings (a profile) are refused first, before the key file is read
     digest_key = read_digest_key(digest_key_file)
+    if timeline:
+        from configctl.audit.timeline_view import TimelineView
+
+        doc = _run_in_time(snapshots, master, limit, digest_key, since=since, until=until)
+        show(TimelineView(doc))
+        if html_file:
+            from configctl.audit.timeline_view import write_timeline_html
+
+            _write_html(html_file, lambda: write_timeline_html(doc, html_file, source=snapshots))
+        if fail_on_drift and doc["intervals"]:
+            raise click.exceptions.Exit(DRIFT_EXIT_CODE)
+        return
     if desired_state and _zookeeper_named(ctx):
         raise InvalidInput("give either --desired-state or --zookeeper, not both")
+    if at is not None:  # what ZooKeeper wants now is not what it wanted at T: no missed_changes
+        if desired_state:
+            raise click.UsageError("--desired-state says what is wanted now, not at --at T: give one")
+        doc = _run_in_time(snapshots, master, limit, digest_key, at=at, per_broker_keys=per_broker_keys)
+        _show_audit(doc, html_file, snapshots, fail_on_drift)
+        return
     expected = None
     if desired_state:
         from configctl.audit.expected import read_expected_state
@@ -125,6 +182,11 @@ def audit(
         expected = _expected_from_zookeeper(digest_key)
 
     doc = _run_audit(snapshots, master, expected, limit, per_broker_keys, pattern, digest_key)
+    _show_audit(doc, html_file, snapshots, fail_on_drift)
+
+
+def _show_audit(doc: dict[str, Any], html_file: str | None, snapshots: str, fail_on_drift: bool) -> None:
+    """The audit document on the terminal or as JSON, the HTML report, and the exit status."""
     show(AuditView(doc))
     if html_file:
         from configctl.audit.report import write_html
@@ -138,6 +200,68 @@ def audit(
         note(f"HTML report written to {written}")
     if fail_on_drift and has_drift(doc):
         raise click.exceptions.Exit(DRIFT_EXIT_CODE)
+
+
+def _refuse_mixed_moments(
+    timeline: bool, since: TimeRef | None, until: TimeRef | None, at: TimeRef | None
+) -> None:
+    """--since/--until narrow a timeline; --at is a report at one moment: never both (exit 2)."""
+    if timeline and at is not None:
+        raise click.UsageError("--at is the drift report at one moment: give --timeline or --at, not both")
+    if not timeline and (since is not None or until is not None):
+        raise click.UsageError("--since and --until need --timeline")
+
+
+def _write_html(html_file: str, write: Any) -> None:
+    try:
+        written = write()
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {html_file}: {exc.strerror or exc}") from None
+    note(f"HTML report written to {written}")
+
+
+def _run_in_time(
+    snapshots: str,
+    master: str | None,
+    limit: int,
+    digest_key: bytes | None,
+    *,
+    since: TimeRef | None = None,
+    until: TimeRef | None = None,
+    at: TimeRef | None = None,
+    per_broker_keys: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """``--timeline`` or ``--at`` over the applied logs under ``snapshots`` (:mod:`configctl.audit.timeline`);
+    ``change:N`` is when change N first took effect on any broker there."""
+    from configctl.audit import timeline as in_time
+    from configctl.audit.job import AuditInputError, AuditOptions
+    from configctl.audit.spark import SparkStartError, audit_session
+
+    def moment(spark: Any, ref: TimeRef | None) -> int | None:
+        if ref is None or not ref.is_change:
+            return None if ref is None else ref.at_ms
+        assert ref.change is not None
+        logs, _ = in_time.broker_logs(spark, snapshots)
+        found = in_time.first_applied_ms(logs, ref.change)
+        if found is None:
+            raise InvalidInput(
+                f"{ref.text}: no applied log under {snapshots} shows change {ref.change} applied"
+            )
+        return found
+
+    try:
+        with audit_session(master) as spark:
+            if at is not None:
+                at_ms = moment(spark, at)
+                assert at_ms is not None
+                options = AuditOptions(limit=limit, per_broker_keys=per_broker_keys, digest_key=digest_key)
+                return in_time.audit_at(spark, snapshots, at_ms, None, options)
+            window = in_time.Window(moment(spark, since), moment(spark, until))
+            return in_time.timeline(spark, snapshots, window, limit, digest_key)
+    except SparkStartError as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    except AuditInputError as exc:
+        raise InvalidInput(str(exc)) from None
 
 
 @dataclass(frozen=True)

@@ -182,8 +182,20 @@ def intervals(
         interval
         for (path, key), moves in grouped.items()
         for interval in key_intervals(path, key, moves)
-        if (until_ms is None or interval.start_ms <= until_ms)
-        and (since_ms is None or interval.end_ms is None or interval.end_ms >= since_ms)
+        if overlaps(interval, since_ms, until_ms)
     ]
-    found.sort(key=lambda i: (i.start_ms, i.entity_path, i.key))
+    found.sort(key=order)
     return found
+
+
+def overlaps(interval: Interval, since_ms: int | None, until_ms: int | None) -> bool:
+    """Does ``interval`` overlap the window ``[since_ms, until_ms]`` (None: unbounded)? An interval
+    is reported whole (its real start and end), whichever part of it the window saw."""
+    return (until_ms is None or interval.start_ms <= until_ms) and (
+        since_ms is None or interval.end_ms is None or interval.end_ms >= since_ms
+    )
+
+
+def order(interval: Interval) -> tuple[int, str, str]:
+    """How intervals are listed: oldest first, then by entity and key."""
+    return (interval.start_ms, interval.entity_path, interval.key)

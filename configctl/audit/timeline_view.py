@@ -1,0 +1,108 @@
+"""How the timeline document (``audit --timeline``) is shown: a terminal table and an HTML page.
+
+The page is ``templates/timeline.html.j2``, written to stand alone here and to be included by
+the audit report (``report.html.j2``) when a document carries ``intervals``: one template, so
+the timeline looks the same wherever it appears. Brokers are listed as ranges (``1-4, 7``) and
+durations in words by the console's own helpers, so a timeline reads the same there too.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from configctl.timeref import iso
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+_SHOWN_VALUE = 40
+
+
+def brokers_as_ranges(brokers: list[int]) -> str:
+    from configctl.console.views import _ranges
+
+    return _ranges(sorted(brokers))
+
+
+def held(interval: dict[str, Any]) -> str:
+    """``a on 1-3 · b on 4``: each value with its brokers."""
+    parts = []
+    for value, brokers in interval["values"].items():
+        shown = value if len(value) <= _SHOWN_VALUE else value[: _SHOWN_VALUE - 1] + "…"
+        parts.append(f"{shown} on {brokers_as_ranges(brokers)}")
+    return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """The timeline document for :func:`configctl.cli.render.show`: as it is, or a table."""
+
+    doc: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc
+
+    def render(self, out: Console) -> None:
+        from rich.table import Table
+
+        from configctl.console.views import duration
+
+        doc = self.doc
+        out.print(
+            f"{len(doc['intervals'])} interval(s) of disagreement over {doc['brokers']} broker(s)' applied logs"
+            + (
+                f" ({doc['intervals_truncated']} more not listed: raise --limit)"
+                if doc["intervals_truncated"]
+                else ""
+            )
+            + (f"; {doc['skipped_lines']} torn or foreign line(s) skipped" if doc["skipped_lines"] else ""),
+            highlight=False,
+        )
+        if not doc["intervals"]:
+            return
+        table = Table(show_edge=False, pad_edge=False)
+        for column in ("ENTITY", "KEY", "START", "END", "FOR", "VALUES", "CHANGES"):
+            table.add_column(column, overflow="fold")
+        for i in doc["intervals"]:
+            end = "open" if i["end_ms"] is None else iso(i["end_ms"])
+            closed = "" if i["closed_by_change"] is None else f" → {i['closed_by_change']}"
+            table.add_row(
+                i["entity_path"],
+                i["key"],
+                iso(i["start_ms"]),
+                end,
+                duration(i["duration_ms"]) or "—",
+                held(i),
+                f"{i['opened_by_change']}{closed}",
+            )
+        out.print(table)
+
+
+def render_timeline_html(
+    doc: dict[str, Any], *, source: str | None = None, generated: str | None = None
+) -> str:
+    """The standalone page of ``audit --timeline --html``."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    from configctl.console.views import duration
+
+    env = Environment(
+        loader=PackageLoader("configctl.audit", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(iso=iso, duration=duration, ranges=brokers_as_ranges)
+    return env.get_template("timeline.html.j2").render(
+        doc=doc, standalone=True, source=source, generated=generated
+    )
+
+
+def write_timeline_html(doc: dict[str, Any], path: str | Path, *, source: str | None = None) -> Path:
+    target = Path(path)
+    generated = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    target.write_text(render_timeline_html(doc, source=source, generated=generated), encoding="utf-8")
+    return target
