@@ -2,9 +2,16 @@
 
 Every drift class with a :class:`~configctl.audit.drift.base.Heat` marks cells (a broker
 deviates on a key: a non-majority value, a per-broker override, a missed change); a cell
-marked by several classes takes the kind of highest priority. Stale brokers are flagged per
-row. Two equal ways to draw it: from the findings frames in Spark (always exact), or from the
-listed findings on the driver when none was cut short (saves three Spark jobs).
+marked by several classes takes the kind of highest priority. Two equal ways to draw it: from the
+findings frames in Spark (always exact), or from the listed findings on the driver when none was
+cut short (saves three Spark jobs).
+
+Stale brokers are one root cause each (the change they stopped at), and a stale broker misses
+every key that changed since: ranked with the others they would fill every row and drown the
+rest of the drift. So the rows (``brokers``) go first to the brokers that are *not* stale; stale
+brokers take only the rows left over (flagged ``stale``), and the rest of them are folded into
+``stale_groups``, one row per change they stopped at (present when some stale broker deviating
+on a key shown has no row of its own). Every deviating broker is in exactly one of the two.
 """
 
 from __future__ import annotations
@@ -42,23 +49,56 @@ def heatmap_in_spark(frames: Frames) -> dict[str, Any]:
         return dict(EMPTY)
     key_names = [r["key"] for r in top_keys]
     on_top = cells.filter(F.col("key").isin(key_names))
-    top_brokers = _most_cells(on_top, "broker_id", opts.heatmap_brokers)
-    broker_ids = sorted(r["broker_id"] for r in top_brokers)
     latest = frames.latest
-    stale_ids = {b for b, cn in frames.brokers if latest is not None and cn < latest}
-    kinds = kind_of_priority()
-    found = {
-        (r["broker_id"], r["key"]): kinds[r["prio"]]
-        for r in on_top.filter(F.col("broker_id").isin(broker_ids)).collect()
+    stopped = {b: cn for b, cn in frames.brokers if latest is not None and cn < latest}
+    is_stale = F.col("broker_id").isin(list(stopped))
+    top_brokers = _most_cells(
+        on_top.filter(~is_stale) if stopped else on_top, "broker_id", opts.heatmap_brokers
+    )
+    left = opts.heatmap_brokers - len(top_brokers)
+    top_stale = _most_cells(on_top.filter(is_stale), "broker_id", left) if stopped and left > 0 else []
+    rows = sorted((r["broker_id"], r["n"]) for r in top_brokers) + sorted(
+        (r["broker_id"], r["n"]) for r in top_stale
+    )
+    shown = on_top.filter(F.col("broker_id").isin([b for b, _ in rows] + list(stopped)))
+    prio = {(r["broker_id"], r["key"]): r["prio"] for r in shown.collect()}
+    return _document([(r["key"], r["n"]) for r in top_keys], rows, prio, stopped, kind_of_priority())
+
+
+def _document(
+    top_keys: list[tuple[str, int]],
+    rows: list[tuple[int, int]],
+    prio: dict[tuple[int, str], int],
+    stopped: dict[int, int],
+    kinds: dict[int, str],
+) -> dict[str, Any]:
+    """The heatmap document from its ranked keys and rows, every cell's priority and the stale brokers."""
+    key_names = [k for k, _ in top_keys]
+    out: dict[str, Any] = {
+        "keys": [{"key": k, "brokers": n} for k, n in top_keys],
+        "brokers": [{"broker_id": b, "deviations": n, "stale": b in stopped} for b, n in rows],
+        "cells": [[kinds[prio[(b, k)]] if (b, k) in prio else None for k in key_names] for b, _ in rows],
     }
-    deviations = {r["broker_id"]: r["n"] for r in top_brokers}
-    return {
-        "keys": [{"key": r["key"], "brokers": r["n"]} for r in top_keys],
-        "brokers": [
-            {"broker_id": b, "deviations": deviations[b], "stale": b in stale_ids} for b in broker_ids
-        ],
-        "cells": [[found.get((b, k)) for k in key_names] for b in broker_ids],
-    }
+    in_rows = {b for b, _ in rows}
+    groups: dict[int, list[int]] = {}
+    for broker, change in stopped.items():
+        if broker not in in_rows and any((broker, k) in prio for k in key_names):
+            groups.setdefault(change, []).append(broker)
+    if groups:
+        out["stale_groups"] = [
+            {
+                "change_number": change,
+                "brokers": sorted(ids),
+                "cells": [
+                    kinds[max(prio[(b, k)] for b in ids if (b, k) in prio)]
+                    if any((b, k) in prio for b in ids)
+                    else None
+                    for k in key_names
+                ],
+            }
+            for change, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        ]
+    return out
 
 
 def _most_cells(cells: DataFrame, column: str, limit: int) -> list[Any]:
@@ -88,18 +128,15 @@ def heatmap_from_findings(doc: dict[str, Any], max_keys: int, max_brokers: int) 
     top_keys = _most(Counter(key for _, key in cells), max_keys)
     if not top_keys:
         return dict(EMPTY)
-    key_names = [k for k, _ in top_keys]
-    chosen = set(key_names)
+    chosen = {k for k, _ in top_keys}
+    stopped = {item["broker_id"]: item["change_number"] for item in doc["stale_brokers"]}
     per_broker = Counter(broker for broker, key in cells if key in chosen)
-    top_brokers = _most(per_broker, max_brokers)
-    broker_ids = sorted(b for b, _ in top_brokers)
-    stale = {item["broker_id"] for item in doc["stale_brokers"]}
-    kinds = kind_of_priority()
-    return {
-        "keys": [{"key": k, "brokers": n} for k, n in top_keys],
-        "brokers": [{"broker_id": b, "deviations": per_broker[b], "stale": b in stale} for b in broker_ids],
-        "cells": [[kinds[cells[(b, k)]] if (b, k) in cells else None for k in key_names] for b in broker_ids],
-    }
+    fresh = _most(Counter({b: n for b, n in per_broker.items() if b not in stopped}), max_brokers)
+    left = max_brokers - len(fresh)
+    stale = _most(Counter({b: n for b, n in per_broker.items() if b in stopped}), left) if left > 0 else []
+    rows = sorted(fresh) + sorted(stale)
+    prio = {bk: p for bk, p in cells.items() if bk[1] in chosen}
+    return _document(top_keys, rows, prio, stopped, kind_of_priority())
 
 
 def cut_short(doc: dict[str, Any]) -> bool:

@@ -19,6 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from configctl.audit import report_view
 from configctl.audit.schema import DIGEST_PREFIX
 from configctl.audit.verdict import has_drift
 
@@ -185,7 +186,7 @@ def _environment() -> Environment:
             hidden
         )
 
-    env.globals.update(show=show, brokers=brokers, more=more)
+    env.globals.update(show=show, brokers=brokers, more=more, ranges=report_view.ranges)
     return env
 
 
@@ -195,25 +196,36 @@ def render_html(
     title: str = "Config audit",
     source: str | None = None,
     generated: str | None = None,
+    desired_state: str | Path | None = None,
 ) -> str:
-    """The HTML report: summary figures, the brokers × keys heatmap and every finding table."""
+    """The HTML report: summary figures, the brokers × keys heatmap and every finding table.
+
+    ``desired_state`` is the file the expected state came from, if one did: the report names it
+    rather than "zookeeper" (see :func:`report_view.expected_source`).
+    """
     counts = doc["counts"]
     malformed_total = doc["malformed"]["unparseable"] + doc["malformed"]["missing_fields"]
     latest = doc["latest_change_number"]
 
-    def card(figure: Any, label: str, alert: bool = False) -> dict[str, Any]:
+    def card(figure: Any, label: str, alert: bool = False, sub: str | None = None) -> dict[str, Any]:
         style = "alert" if alert else ("quiet" if figure in (0, "—") else "")
-        return {"figure": figure, "label": label, "style": style}
+        return {"figure": figure, "label": label, "style": style, "sub": sub}
 
     missed = counts.get("missed_changes", 0) if doc["missed_changes"] is not None else "—"
+    expected = report_view.expected_source(doc, desired_state)
+    static_groups = report_view.static_by_key(doc["static_skew"] or [])
     cards = [
         card(doc["brokers"], "brokers"),
         card(f"{doc['rows']:,}", "snapshot rows"),
-        card("—" if latest is None else latest, f"newest change ({doc['latest_change_source']})"),
+        card("—" if latest is None else latest, "newest change", sub=f"from {expected}"),
         card(counts["stale_brokers"], "stale brokers", counts["stale_brokers"] > 0),
         card(counts["divergent"], "divergent keys", counts["divergent"] > 0),
         card(missed, "missed changes", isinstance(missed, int) and missed > 0),
-        card(counts["static_skew"], "static skew keys", counts["static_skew"] > 0),
+        card(
+            len(static_groups) + doc["truncated"].get("static_skew", 0),
+            "static skew keys",
+            counts["static_skew"] > 0,
+        ),
         card(counts["per_broker_overrides"], "per-broker overrides"),
         card(malformed_total, "malformed lines", malformed_total > 0),
     ]
@@ -228,6 +240,9 @@ def render_html(
         heatmap=doc["heatmap"],
         labels=KIND_LABELS,
         malformed_total=malformed_total,
+        expected_source=expected,
+        stale_groups=report_view.stale_groups(doc["stale_brokers"] or []),
+        static_groups=static_groups,
     )
 
 

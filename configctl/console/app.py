@@ -204,7 +204,8 @@ def create_app(
             return HTMLResponse(views.drift_page(None, one_line(exc.message, 500)))
         except ConfigctlError as exc:
             return failure(request, exc)
-        return HTMLResponse(views.drift_page(document, None))
+        status = hub.document(STATUS) if hub.problem is None else None  # says why a broker is stale
+        return HTMLResponse(views.drift_page(document, None, status))
 
     async def api_drift(request: Request) -> Response:
         try:

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from configctl.audit import report_view
 from configctl.console.documents import EntityDocument
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError
@@ -177,7 +178,10 @@ KIND_CLASSES = {
 }
 
 
-def drift_page(document: Mapping[str, Any] | None, reason: str | None) -> str:
+def drift_page(
+    document: Mapping[str, Any] | None, reason: str | None, status: Mapping[str, Any] | None = None
+) -> str:
+    """The Drift page; ``status`` (the fleet now) lets each group of stale brokers say why."""
     heatmap = (document or {}).get("heatmap") or {}
     stale = (document or {}).get("stale_brokers") or []
     return _render(
@@ -190,7 +194,12 @@ def drift_page(document: Mapping[str, Any] | None, reason: str | None) -> str:
         brokers=heatmap.get("brokers") or [],
         cells=heatmap.get("cells") or [],
         kind_classes=KIND_CLASSES,
-        stale_groups=_stale_groups(stale),
+        stale_groups=report_view.stale_groups(stale, status),
+        stale_heat=[
+            {**g, "ids": _ranges(g.get("brokers") or [])}
+            for g in heatmap.get("stale_groups") or []
+            if isinstance(g, Mapping)
+        ],
         intervals=_intervals((document or {}).get("intervals") or []),
         counts=(document or {}).get("counts") or {},
         problem=None,
@@ -233,36 +242,9 @@ def duration(ms: Any) -> str:
     return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
 
 
-def _stale_groups(stale: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Stale brokers grouped by the change they stopped at: one line per root cause, not one per broker."""
-    groups: dict[Any, list[int]] = {}
-    for item in stale:
-        groups.setdefault(item.get("change_number"), []).append(item.get("broker_id"))
-    return [
-        {
-            "change_number": change,
-            "count": len(ids),
-            "brokers": _ranges(sorted(i for i in ids if isinstance(i, int))),
-        }
-        for change, ids in sorted(groups.items(), key=lambda kv: -len(kv[1]))
-    ]
-
-
 def _ranges(ids: Sequence[int]) -> str:
-    """``1-4, 7, 9-10``: a few hundred broker ids on one line."""
-    parts: list[str] = []
-    start = previous = None
-    for broker in ids:
-        if start is None:
-            start = previous = broker
-        elif broker == previous + 1:  # type: ignore[operator]
-            previous = broker
-        else:
-            parts.append(f"{start}" if start == previous else f"{start}-{previous}")
-            start = previous = broker
-    if start is not None:
-        parts.append(f"{start}" if start == previous else f"{start}-{previous}")
-    return ", ".join(parts)
+    """``1-4, 7, 9-10``: a few hundred broker ids on one line (one home: the audit's report view)."""
+    return report_view.ranges(ids)
 
 
 def error_page(status: int, text: str) -> str:
