@@ -86,6 +86,14 @@ lint: $(STAMP)
 bench: $(STAMP) $(KAFKA_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash benchmarks/run_all.sh
 
+# The soak: SOAK_BROKERS listeners on a real 3-node ensemble under writes and random faults for
+# SOAK_SECONDS, checked throughout; writes build/soak.json, exits non-zero on any violation. Not part of make test.
+SOAK_SECONDS ?= 600
+SOAK_BROKERS ?= 100
+.PHONY: soak
+soak: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/soak.py --seconds $(SOAK_SECONDS) --brokers $(SOAK_BROKERS)
+
 # Regenerate schemas/ from the Kafka catalogue in ../shared (a maintainer step; the result is committed).
 schemas: $(STAMP)
 	$(BIN)/python scripts/generate_schemas.py ../shared/reference/kafka-config-catalogue.json schemas

@@ -256,8 +256,18 @@ def _arm_raw(client: KazooClient, index: int, emit: Any) -> None:
 class Worker:
     """A worker process seen from the parent: its applied and raw timestamps as they arrive."""
 
-    def __init__(self, connect: str, first: int, count: int, raw_count: int, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        connect: str,
+        first: int,
+        count: int,
+        raw_count: int,
+        options: dict[str, Any],
+        log: Path | None = None,
+    ) -> None:
+        """``log``: where the listeners' log lines go (default: this process's stderr)."""
         self.brokers = list(range(first, first + count))
+        stderr = None if log is None else open(log, "a", encoding="utf-8")  # noqa: SIM115
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -271,9 +281,12 @@ class Worker:
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=stderr,
             text=True,
             env=child_env(),
         )
+        if stderr is not None:
+            stderr.close()  # the child holds its own descriptor
         self.applied: dict[int, tuple[list[int], list[float]]] = {b: ([], []) for b in self.brokers}
         self.raw: dict[str, dict[int, float]] = {}
         self.ready = threading.Event()
@@ -374,6 +387,13 @@ def total_counts(workers: list[Worker]) -> Counter[str]:
     return total
 
 
+def cpu_seconds(workers: list[Worker]) -> float:
+    """User + system CPU the worker processes used so far (listeners and raw watchers)."""
+    import psutil
+
+    return sum(sum(psutil.Process(w.process.pid).cpu_times()[:2]) for w in workers)
+
+
 def reads(counts: Counter[str], owner: str) -> int:
     return sum(
         n for key, n in counts.items() if key.startswith(owner + ":") and key.split(":", 1)[1] in READS
@@ -404,6 +424,7 @@ def measure(brokers: int, changes: int, interval: float, per_process: int, optio
             mntr_before = [mntr(p) for p in ports]
             before = total_counts(workers)
             load_before = os.getloadavg()[0]
+            cpu_before = cpu_seconds(workers)
             commits: list[tuple[int, float]] = []
             raw_sets: list[tuple[str, float]] = []
             tick = KazooClient(hosts=connect, timeout=30)
@@ -440,6 +461,7 @@ def measure(brokers: int, changes: int, interval: float, per_process: int, optio
                         break
                     time.sleep(0.05)
                 after = total_counts(workers)
+                cpu_s = cpu_seconds(workers) - cpu_before
                 mntr_after = [mntr(p) for p in ports]
                 load_after = os.getloadavg()[0]
                 waited_started = time.monotonic()
@@ -486,6 +508,7 @@ def measure(brokers: int, changes: int, interval: float, per_process: int, optio
             for key, n in sorted(delta.items())
             if key.startswith("listener:") and n
         },
+        "worker_cpu_ms_per_change_per_listener": round(cpu_s * 1000 / changes / brokers, 2),
         "wait_all_applied": verdict.all_applied,
         "wait_ms": round(wait_ms, 1),
         "zk_packets_received": sum(
