@@ -133,6 +133,9 @@ ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
             environment_only=True),
     Setting("spark-driver-memory", "CONFIGCTL_SPARK_DRIVER_MEMORY", "text", DEFAULT_SPARK_DRIVER_MEMORY, "SIZE",
             "The audit's Spark driver memory (local mode).", environment_only=True),
+    Setting("serve-token", "CONFIGCTL_SERVE_TOKEN", "secret", None, "TOKEN",
+            "The bearer token configctl serve requires when not given --token-file (never on argv).",
+            environment_only=True),
 )  # fmt: skip
 """Settings with a variable and no global option (nor profile key); :func:`environment_entry` reads them."""
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in (*SETTINGS, *ENVIRONMENT_SETTINGS)}

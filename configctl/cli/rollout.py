@@ -309,7 +309,9 @@ def _running(owner: dict[str, Any] | None) -> str:
 
 
 @dataclass(frozen=True)
-class _ListView:
+class RolloutListView:
+    """``rollout list``: its table and its JSON; public because the console serves the same JSON."""
+
     items: list[Listed]
 
     def to_json(self) -> list[dict[str, Any]]:
@@ -377,7 +379,9 @@ class _ListView:
 
 
 @dataclass(frozen=True)
-class _ShowView:
+class RolloutShowView:
+    """``rollout show ID``: its view and its JSON; public because the console serves the same JSON."""
+
     loaded: Loaded
 
     def to_json(self) -> dict[str, Any]:
@@ -489,7 +493,7 @@ def list_rollouts(only_open: bool) -> None:
         items = store.rollouts.listing()
     if only_open:
         items = [i for i in items if i.record is None or i.record.open]
-    show(_ListView(items))
+    show(RolloutListView(items))
 
 
 @rollout.command("show")
@@ -500,7 +504,7 @@ def show_rollout(rollout_id: str) -> None:
     check_rollout_id(rollout_id)
     with open_store() as store:
         loaded = store.rollouts.load(rollout_id)
-    show(_ShowView(loaded))
+    show(RolloutShowView(loaded))
 
 
 @rollout.command("abort")

@@ -10,7 +10,6 @@ without a token, exits 2 (a usage error); a port that is taken, 7.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 from collections.abc import Callable
 from types import FrameType
@@ -27,15 +26,19 @@ from configctl.console.hub import WatchHub
 from configctl.console.security import BadBind, Bind, check_token, parse_bind
 from configctl.errors import EnvironmentProblem, one_line
 from configctl.files import read_text
+from configctl.settings import BY_NAME, environment_value
 
-TOKEN_VARIABLE = "CONFIGCTL_SERVE_TOKEN"
+TOKEN_SETTING = "serve-token"
+TOKEN_VARIABLE = BY_NAME[
+    TOKEN_SETTING
+].env  # CONFIGCTL_SERVE_TOKEN, registered so `configctl config` lists it
 
 
 def _token(token_file: str | None) -> str | None:
     """The bearer token: from the file, else the environment (never argv: ``ps`` shows argv)."""
     if token_file is not None:
         return check_token(read_text(token_file, "the token file"), token_file)
-    given = os.environ.get(TOKEN_VARIABLE)
+    given = environment_value(TOKEN_SETTING)
     if given:
         return check_token(given, TOKEN_VARIABLE)
     return None

@@ -17,8 +17,7 @@ from typing import Any
 from configctl import fleet
 from configctl.cli.describe import DescribeView
 from configctl.cli.history import HistoryView
-from configctl.cli.rollout import _ListView as RolloutListView
-from configctl.cli.rollout import _ShowView as RolloutShowView
+from configctl.cli.rollout import RolloutListView, RolloutShowView
 from configctl.cli.status import StatusView
 from configctl.effective import EffectiveReport, effective_config
 from configctl.entities import Entity, EntityType
