@@ -10,8 +10,10 @@ cd "$here/.."
 work="$(mktemp -d -t configctl-demo.XXXXXX)"
 listener_pids=()
 kafka_pid=""
+serve_pid=""
 
 cleanup() {
+  if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; fi
   for pid in "${listener_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${listener_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   # the brokers stop before their ZooKeeper (kafka_brokers.py stops every broker on SIGTERM)
@@ -196,5 +198,29 @@ show configctl alter --broker-defaults --add-config 'num.io.threads=4' --canary 
 show configctl describe --broker 2
 show configctl rollout list
 show python examples/kafka_brokers.py describe --bootstrap "$bootstrap" --broker-config --key num.io.threads --expect 2
+
+step "The fleet console: configctl serve, a live web page of what every broker runs (read-only, loopback only)"
+console_port="$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+printf '$ configctl serve --bind 127.0.0.1:%s &\n' "$console_port"
+configctl serve --bind "127.0.0.1:$console_port" 2>"$work/serve.log" &
+serve_pid="$!"
+echo "Open http://127.0.0.1:$console_port/ (fleet), /rollouts, /entity/topics/orders; every page is JSON under /api/"
+echo "\$ curl http://127.0.0.1:$console_port/api/status   # exactly configctl status -o json"
+python - "$console_port" <<'PY' || { cat "$work/serve.log" >&2; exit 1; }
+import json, sys, time, urllib.request
+url = f"http://127.0.0.1:{sys.argv[1]}/api/status"
+for _ in range(150):  # it answers once its watches are set (well under a second here)
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            status = json.load(answer)
+        break
+    except OSError:
+        time.sleep(0.2)
+else:
+    sys.exit("error: configctl serve did not answer")
+for b in status["brokers"]:
+    print(f"broker {b['broker_id']}: {'live' if b['live'] else 'not live'}, last applied change {b['last_applied_change']}")
+PY
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
 
 step "Done: stopping the listeners, the Kafka brokers and ZooKeeper"
