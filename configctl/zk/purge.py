@@ -131,6 +131,26 @@ class PurgeLease:
         self._log.info("holding the purge lease %s: this listener purges expired notifications", self.path)
         return True
 
+    def give_up(self) -> None:
+        """Release the lease for good (this purger may not delete): another purger may have the right.
+
+        The node is deleted only while it is still this session's; from then on the caller purges
+        without a lease (and keeps failing on its own, every :data:`PURGE_RETRY_S`).
+        """
+        self.available = False
+        held, self._held_by = self._held_by, None
+        if held is None or held != self.session.session_id:
+            return
+        try:
+            stat = self.session.exists(self.path)
+            if stat is not None and stat.ephemeralOwner == held:
+                self.session.client.delete_async(self.path, version=stat.version).get(
+                    timeout=self.session.timeout
+                )
+        except Exception as exc:  # best effort: the node goes with the session anyway
+            self._log.debug("could not release the purge lease: %s", exc)
+        self._log.info("gave up the purge lease %s: this listener may not delete notifications", self.path)
+
 
 class NotificationPurge:
     """Deletes the notifications under ``path`` created more than ``expiration_ms`` ago.
@@ -202,6 +222,8 @@ class NotificationPurge:
             raise  # the connection went away: the caller retries its step as a whole
         except ConfigctlError as exc:
             self.stats["purge_errors"] += 1
+            if isinstance(exc, PermissionDenied) and lease is not None and lease.available:
+                lease.give_up()  # let a purger that may delete take the lease
             self._not_before = time.monotonic() + self._retry.next_delay()
             reason = one_line(exc)
             if reason != self._error:

@@ -98,3 +98,39 @@ def test_without_a_lease_every_listener_purges_as_kafka_does(store, fleet_of, mo
     wait_for(lambda: [n.number for n in store.notifications()] == [last], timeout=15, message="purge")
     wait_for(lambda: len(purgers(listeners)) == 3, timeout=10, message="every listener searching")
     assert store.session.exists("/configctl/purge-lease") is None
+
+
+def test_a_holder_that_may_not_delete_gives_the_lease_up(zk_connect, fleet_of, monkeypatch):
+    """Kafka's ACL layout: /config/changes is the admin's. An anonymous listener that took the
+    lease first must not keep the fleet from purging: it lets the admin-authenticated one purge."""
+    from configctl.zk.connection import ConnectionSettings
+
+    monkeypatch.setattr(purge, "LEASE_CHECK_S", 0.5)
+    with ConfigStore.connect(ConnectionSettings.of(zk_connect, auth="digest:admin:s3cret")) as admin:
+        (anonymous,) = fleet_of(1, change_expiration_ms=500, purge_jitter_ms=0)  # /configctl: open
+        first = set_config(admin, "topics/a", **{"retention.ms": "1000"})  # /config/changes: admin's
+        assert anonymous.wait_for_change(first, timeout=10)
+        time.sleep(0.7)
+        second = set_config(admin, "topics/b", **{"retention.ms": "2000"})
+        assert anonymous.wait_for_change(second, timeout=10)
+        wait_for(
+            lambda: anonymous.notifications.stats["purge_errors"] >= 1, timeout=10, message="a denied purge"
+        )
+        wait_for(
+            lambda: admin.session.exists(purge.LEASE_PATH) is None, timeout=10, message="the lease given up"
+        )
+        entitled = ConfigListener(
+            zk_connect, 2, {**STATIC, "broker.id": "2"}, zk_auth="digest:admin:s3cret",
+            change_expiration_ms=500, purge_jitter_ms=0,
+        ).start(timeout=30)  # fmt: skip
+        try:
+            time.sleep(0.7)
+            third = set_config(admin, "topics/c", **{"retention.ms": "3000"})
+            assert entitled.wait_for_change(third, timeout=10)
+            wait_for(
+                lambda: [n.number for n in admin.notifications()] == [third], timeout=15, message="purge"
+            )
+            assert entitled.notifications.stats["purged_notifications"] >= 2
+            assert anonymous.notifications.stats["errors"] == 0 and anonymous.health()[0]
+        finally:
+            entitled.stop()
