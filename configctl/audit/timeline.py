@@ -23,6 +23,7 @@ nothing leaves this module in clear.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ from configctl.audit.options import AuditInputError
 from configctl.audit.schema import CORRUPT_COLUMN, is_sensitive, snapshot_schema
 from configctl.digests import digest, is_digest
 from configctl.travel import timeline as rule
-from configctl.travel.timeline import Interval
+from configctl.travel.timeline import Event, Interval
 
 _NULL = "null"
 
@@ -72,24 +73,35 @@ def read_segments(spark: SparkSession, path: str) -> DataFrame:
 
 def broker_logs(spark: SparkSession, path: str) -> tuple[RDD[tuple[int, list[applied.Record]]], Any]:
     """Each broker's records, oldest first (its segments in order), and an accumulator of
-    ``(lines, skipped, newest applied_at_ms)``: a torn or foreign line is skipped and counted, never fatal."""
+    ``(lines, skipped, newest applied_at_ms)``: a torn or foreign line is skipped and counted, never fatal.
+
+    The segments are brought together by broker and put in order by the JVM (a repartition and a
+    sort within partitions: no file's text is pickled through a Python shuffle), then each
+    partition's run of one broker's segments is parsed in Python. Whether a file is a segment is
+    :func:`configctl.applied.segment_of`'s to say; the numbers SQL extracts only order them.
+    """
     counts = spark.sparkContext.accumulator((0, 0, 0), _Counts())
+    segments = read_segments(spark, path).selectExpr(
+        "file",
+        "value",
+        "CAST(regexp_extract(file, 'broker-([0-9]+)-[0-9]+\\.jsonl$', 1) AS INT) AS broker",
+        "CAST(regexp_extract(file, '-([0-9]+)\\.jsonl$', 1) AS BIGINT) AS seq",
+    )
+    ordered = segments.repartition(spark.sparkContext.defaultParallelism, "broker").sortWithinPartitions(
+        "broker", "seq", "file"
+    )
 
-    def located(row: Any) -> Iterator[tuple[int, tuple[int, str, str]]]:
-        found = applied.segment_of(row["file"])
-        if found is not None:
-            yield found[0], (found[1], row["file"], row["value"])
+    def parsed(rows: Iterable[Any]) -> Iterator[tuple[int, list[applied.Record]]]:
+        located = ((applied.segment_of(row["file"]), row["value"]) for row in rows)
+        mine = ((found[0], text) for found, text in located if found is not None)
+        for broker, run in itertools.groupby(mine, key=lambda item: item[0]):
+            stats = applied.ReadStats()
+            records = [r for _, text in run for r in applied.parse_lines(text, stats)]
+            newest = max((r.applied_at_ms for r in records), default=0)
+            counts.add((stats.lines, stats.skipped, newest))
+            yield broker, records
 
-    def parsed(item: tuple[int, Iterable[tuple[int, str, str]]]) -> tuple[int, list[applied.Record]]:
-        broker, files = item
-        stats = applied.ReadStats()
-        records = [r for _, _, text in sorted(files) for r in applied.parse_lines(text, stats)]
-        newest = max((r.applied_at_ms for r in records), default=0)
-        counts.add((stats.lines, stats.skipped, newest))
-        return broker, records
-
-    logs = read_segments(spark, path).rdd.flatMap(located).groupByKey().map(parsed)
-    return logs, counts
+    return ordered.rdd.mapPartitions(parsed), counts
 
 
 class _Counts(AccumulatorParam):
@@ -119,12 +131,18 @@ def first_applied_ms(logs: RDD[tuple[int, list[applied.Record]]], change: int) -
 
 def intervals_rdd(logs: RDD[tuple[int, list[applied.Record]]], window: Window) -> RDD[Interval]:
     """The disagreement intervals overlapping ``window``: events per broker, grouped by
-    ``(entity_path, key)``, each group folded by the pure rule."""
+    ``(entity_path, key)``, each group folded by the pure rule. Events cross the shuffle as plain
+    tuples (a dataclass pickles several times slower)."""
     since, until = window.since_ms, window.until_ms
     return (
-        logs.flatMap(lambda item: rule.events(item[1]))
+        logs.flatMap(
+            lambda item: (
+                (pair, (e.at_ms, e.broker_id, e.change_number, e.value, e.known))
+                for pair, e in rule.events(item[1])
+            )
+        )
         .groupByKey()
-        .flatMap(lambda group: rule.key_intervals(group[0][0], group[0][1], group[1]))
+        .flatMap(lambda group: rule.key_intervals(*group[0], (Event(*fields) for fields in group[1])))
         .filter(lambda interval: rule.overlaps(interval, since, until))
     )
 
