@@ -8,19 +8,16 @@ rather than skip, so a green ``make test-browser`` always means a browser ran th
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import child_env, free_port, wait_for
+from browser_console import Served
 
 ASKED = os.environ.get("CONFIGCTL_BROWSER_TESTS") == "1"
 CHROMIUM = os.environ.get("CONFIGCTL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -35,41 +32,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(skip)
-
-
-class Served:
-    """A running ``configctl serve``: its process, its URL, its stderr log."""
-
-    def __init__(self, process: subprocess.Popen, port: int, log: Path) -> None:
-        self.process = process
-        self.url = f"http://127.0.0.1:{port}"
-        self.log = log
-
-
-def serve(zk_connect: str, *args: str) -> Served:
-    """``configctl serve`` on a free loopback port, returned once ``/api/console`` answers."""
-    import urllib.request
-
-    port = free_port()
-    log = Path(tempfile.mkstemp(prefix="configctl-serve-", suffix=".log")[1])
-    command = [sys.executable, "-m", "configctl", "serve", "--zookeeper", zk_connect,
-               "--bind", f"127.0.0.1:{port}", *args]  # fmt: skip
-    with log.open("w") as stderr:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=child_env())
-    served = Served(process, port, log)
-
-    def up() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"configctl serve exited {process.returncode}: {log.read_text()!r}")
-        with (
-            contextlib.suppress(OSError),
-            urllib.request.urlopen(served.url + "/api/console", timeout=5) as r,
-        ):
-            return r.status == 200
-        return False
-
-    wait_for(up, timeout=60, message="configctl serve answering")
-    return served
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import serve
+from browser_console import serve
 from helpers import child_env, run_cli
 
 pytestmark = pytest.mark.zk

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import serve
+from browser_console import serve
 from helpers import REPO_ROOT, child_env, run_cli
 
 pytestmark = pytest.mark.zk
