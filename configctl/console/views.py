@@ -195,6 +195,14 @@ def drift_page(
         cells=heatmap.get("cells") or [],
         kind_classes=KIND_CLASSES,
         stale_groups=report_view.stale_groups(stale, status),
+        fleet_now={
+            b.get("broker_id"): {
+                "live": bool(b.get("live")),
+                "kinds": sorted({str(p.get("kind")) for p in b.get("problems") or []}),
+            }
+            for b in (status or {}).get("brokers") or []
+            if isinstance(b, Mapping)
+        },
         stale_heat=[
             {**g, "ids": _ranges(g.get("brokers") or [])}
             for g in heatmap.get("stale_groups") or []

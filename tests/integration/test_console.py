@@ -584,6 +584,38 @@ def test_drift_is_404_without_an_audit_and_the_audit_with_one(zk_connect, consol
     assert broken.returncode != 0 and broken.stderr.count("\n") == 1
 
 
+def test_drift_says_why_from_the_fleet_now(zk_connect, fleet_of_three, consoles, tmp_path: Path):
+    """Stale brokers are grouped by the change they stopped at, and a group says which of its
+    brokers are down now; a heat-map row says so too."""
+    listener = fleet_of_three[3]
+    listener.terminate()
+    listener.wait(timeout=30)
+    document = json.loads(json.dumps(AUDIT))
+    document["stale_brokers"] = [
+        {"broker_id": 1, "change_number": 10, "behind": 2},
+        {"broker_id": 3, "change_number": 10, "behind": 2},
+    ]
+    document["heatmap"]["brokers"] = [{"broker_id": 3, "deviations": 1, "stale": True}]
+    document["heatmap"]["stale_groups"] = [{"change_number": 10, "brokers": [1], "cells": ["missed"]}]
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps(document))
+    consoles.append(console := start(zk_connect, "--audit-json", str(audit)))
+    wait_for(
+        lambda: not {b["broker_id"]: b for b in console.json("/api/status")["brokers"]}[3]["live"],  # type: ignore[index]
+        timeout=30,
+        message="broker 3 not live",
+    )
+    page = console.get("/drift")[2].decode()
+    group = re.search(
+        r"<td class=\"num\">10</td><td class=\"num\">2</td><td class=\"ids\">1, 3</td><td>(.*?)</td>", page
+    )
+    assert group is not None and "1 down (3)" in group.group(1), page[:3000]
+    assert re.search(
+        r'<tr class="stale-group"><th class="num"[^>]*><span class="stale-mark">S</span> 1 at 10</th>', page
+    )
+    assert '<span class="bad" title="no live listener now">down</span> 3' in page
+
+
 # -- one set of watches ----------------------------------------------------------------------------
 
 
