@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -20,6 +21,9 @@ from rich.table import Table
 
 from configctl import fleet, writer
 from configctl import rollback as rollbacks
+from configctl.archive import configured as configured_archive
+from configctl.archive import merged
+from configctl.archive import read as read_archive
 from configctl.changes import KeyDiff, diff
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
@@ -162,29 +166,63 @@ class HistoryView:
     "deleted entities included; with one: its records since T.",
 )
 @click.option("--until", type=MOMENT, metavar="T", help="With --since: up to T (default: now).")
+@click.option(
+    "--archive",
+    "archive_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Read the history archive in DIR too (default: $CONFIGCTL_HISTORY_ARCHIVE); "
+    "with 'archive': the directory to write.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="With 'archive': the directory to write.",
+)
+@click.argument("action", required=False, type=click.Choice(["archive"]))
 @global_options
 @click.pass_context
 def history(
-    ctx: click.Context, limit: int | None, since: TimeRef | None, until: TimeRef | None, **kwargs: Any
+    ctx: click.Context,
+    limit: int | None,
+    since: TimeRef | None,
+    until: TimeRef | None,
+    archive_dir: str | None,
+    out_dir: str | None,
+    action: str | None,
+    **kwargs: Any,
 ) -> None:
     """Show the recorded writes of one entity, newest first.
 
-    With --since and no entity: every change across the fleet in that window.
+    With --since and no entity: every change across the fleet in that window. `history archive
+    --out DIR` copies every entity's records from ZooKeeper into DIR (idempotent, safe from cron);
+    --at, blame, diff and history read it too with CONFIGCTL_HISTORY_ARCHIVE=DIR (docs/investigating.md).
 
     \b
       configctl history --topic orders
       configctl history --user alice --client app1 --output json
       configctl history --since -2h                  # every change in the fleet in the last 2 hours
+      configctl history archive --out /var/lib/configctl/history
     """
     params = pop_selection(kwargs)
+    if action == "archive":
+        _archive(out_dir or archive_dir, params, since, limit)
+        return
+    if out_dir is not None:
+        raise click.UsageError("--out is for 'history archive'")
     if until is not None and since is None:
         raise click.UsageError("--until needs --since")
+    kept = Path(archive_dir) if archive_dir else configured_archive()
     if since is not None and not any(params.values()):
-        _fleet_feed(since, until, limit)
+        _fleet_feed(since, until, limit, kept)
         return
     entity = _entity(ctx, params)
     with open_store() as store:
         entries = store.history(entity)
+        if kept is not None:
+            entries = merged(entries, read_archive(kept, entity.path))
         current = store.read(entity, strict=False)
         if since is not None:
             entries = _window(store, entries, since, until)
@@ -204,15 +242,28 @@ def _window(
     return [e for e in entries if e.time_ms >= start and (end is None or e.time_ms <= end)]
 
 
-def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None) -> None:
+def _archive(out_dir: str | None, params: dict[str, Any], since: TimeRef | None, limit: int | None) -> None:
+    """``history archive --out DIR``: every entity's records from ZooKeeper into the archive."""
+    from configctl.archive import archive
+
+    if not out_dir:
+        raise click.UsageError("history archive needs --out DIR")
+    if any(params.values()) or since is not None or limit is not None:
+        raise click.UsageError("history archive takes every entity: no entity, --since or --limit")
+    with open_store() as store:
+        histories = store.histories(store.history_entities())
+    show(archive(histories, Path(out_dir)))
+
+
+def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None, kept: Path | None) -> None:
     from configctl.travel.feed import feed
     from configctl.travel.past import History, resolve
 
     with open_store() as store:
-        moments = History(store)
+        moments = History(store, kept)
         start = resolve(since, moments)
         end = resolve(until, moments) if until is not None else None
-        entries = feed(store, start, end)
+        entries = feed(store, start, end, kept)
     show(FeedView(entries[:limit] if limit is not None else entries, start, end))
 
 

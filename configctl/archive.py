@@ -1,0 +1,190 @@
+"""The history archive: ZooKeeper's history records kept in durable files, for answers older than
+ZooKeeper keeps (``history archive --out DIR``; docs/investigating.md, "Keeping history for years").
+
+ZooKeeper stays bounded: each entity keeps its newest ``history-limit`` records (50 by default),
+the writer trimming older ones as it records a new one. Run from cron more often than an entity
+is written ``history-limit`` times and every record lands here before ZooKeeper drops it.
+
+Layout: one JSON Lines file per entity, ``DIR/<entity path, percent-encoded>.jsonl`` (``topics%2Forders.jsonl``),
+each line one record (``entity_path``, ``version``, ``time_ms``, ``identity``, ``reason``,
+``config``, ``changed``, ``config_sha256``), oldest first. A record is identified by its entity,
+version and time: archiving again adds only records not there yet, and a file whose records did not
+change is left untouched (same bytes, same modification time), so a second run writes nothing.
+A file is replaced whole by a rename (never half written), under a lock on ``DIR/.lock`` so two
+cron runs do not interleave. Files are owner-only: a record holds the config as ZooKeeper holds it
+(broker passwords encrypted, SCRAM credentials as salted hashes, as in ZooKeeper itself).
+
+Readers (:class:`configctl.travel.past.History`, ``history --since``) merge these records with
+ZooKeeper's when ``CONFIGCTL_HISTORY_ARCHIVE`` names the directory (or ``history --archive DIR``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+from configctl.errors import InvalidInput
+from configctl.znodes import HistoryRecord
+
+ARCHIVE_ENV = "CONFIGCTL_HISTORY_ARCHIVE"
+_SUFFIX = ".jsonl"
+
+
+def configured() -> Path | None:
+    """The archive ``CONFIGCTL_HISTORY_ARCHIVE`` names (None: answers come from ZooKeeper alone)."""
+    value = os.environ.get(ARCHIVE_ENV, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def file_of(directory: Path, entity_path: str) -> Path:
+    return directory / (quote(entity_path, safe="") + _SUFFIX)
+
+
+def _identity(record: HistoryRecord) -> tuple[str, int, int]:
+    return (record.entity_path, record.version, record.time_ms)
+
+
+def to_line(record: HistoryRecord) -> str:
+    document = {
+        "entity_path": record.entity_path,
+        "version": record.version,
+        "time_ms": record.time_ms,
+        "identity": record.identity,
+        "reason": record.reason,
+        "config": record.config,
+        "changed": record.changed,
+        "config_sha256": record.config_sha256,
+    }
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def from_line(line: str) -> HistoryRecord | None:
+    """A record from one line; None for a torn or foreign line (skipped, never fatal)."""
+    try:
+        obj = json.loads(line)
+        config = obj["config"]
+        return HistoryRecord(
+            entity_path=str(obj["entity_path"]),
+            version=int(obj["version"]),
+            time_ms=int(obj["time_ms"]),
+            identity=str(obj.get("identity") or ""),
+            reason=str(obj.get("reason") or ""),
+            config=None if config is None else {str(k): str(v) for k, v in config.items()},
+            changed={str(k): (None if v is None else str(v)) for k, v in (obj.get("changed") or {}).items()},
+            config_sha256=obj.get("config_sha256"),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def read(directory: Path, entity_path: str) -> list[HistoryRecord]:
+    """An entity's archived records, newest first (as ZooKeeper's are read)."""
+    path = file_of(directory, entity_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the history archive {path}: {exc.strerror or exc}") from None
+    records = [r for r in map(from_line, text.splitlines()) if r is not None and r.entity_path == entity_path]
+    return sorted(records, key=lambda r: (r.time_ms, r.version), reverse=True)
+
+
+def entity_paths(directory: Path) -> list[str]:
+    """Every entity the archive holds records of."""
+    if not directory.is_dir():
+        return []
+    return sorted(unquote(p.name[: -len(_SUFFIX)]) for p in directory.iterdir() if p.name.endswith(_SUFFIX))
+
+
+def merged(live: Iterable[HistoryRecord], archived: Iterable[HistoryRecord]) -> list[HistoryRecord]:
+    """ZooKeeper's records and the archive's as one history, newest first (each record once)."""
+    found = {_identity(r): r for r in archived}
+    found.update({_identity(r): r for r in live})  # ZooKeeper's copy wins
+    return sorted(found.values(), key=lambda r: (r.time_ms, r.version), reverse=True)
+
+
+@dataclass(frozen=True)
+class Archived:
+    """What one ``history archive`` run did."""
+
+    directory: Path
+    entities: int
+    records: int
+    added: int
+    files_written: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "directory": str(self.directory),
+            "entities": self.entities,
+            "records": self.records,
+            "added": self.added,
+            "files_written": self.files_written,
+        }
+
+    def render(self, out: Any) -> None:
+        out.print(
+            f"archived {self.entities} entities' history to {self.directory}: {self.records} records kept, "
+            f"{self.added} added, {self.files_written} file(s) written",
+            highlight=False,
+            markup=False,
+        )
+
+
+def archive(histories: Mapping[str, list[HistoryRecord]], directory: Path) -> Archived:
+    """Add every record of ``histories`` (by entity path) to the archive in ``directory``."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise InvalidInput(f"cannot create the history archive {directory}: {exc.strerror or exc}") from None
+    added = written = total = 0
+    with _locked(directory):
+        for path, live in sorted(histories.items()):
+            if not live:
+                continue
+            kept = read(directory, path)
+            known = {_identity(r) for r in kept}
+            new = [r for r in live if _identity(r) not in known]
+            everything = merged(live, kept)
+            total += len(everything)
+            if not new:
+                continue
+            _replace(file_of(directory, path), (to_line(r) for r in reversed(everything)))
+            added += len(new)
+            written += 1
+    return Archived(directory, len([h for h in histories.values() if h]), total, added, written)
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """One archiving run at a time per directory (cron runs that overlap wait for each other)."""
+    fd = os.open(directory / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _replace(path: Path, lines: Iterable[str]) -> None:
+    """Write ``path`` whole: a temporary file beside it, fsynced, renamed over it (owner-only)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.writelines(lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise InvalidInput(f"cannot write the history archive {path}: {exc.strerror or exc}") from None
