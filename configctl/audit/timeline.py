@@ -41,6 +41,10 @@ from configctl.travel import timeline as rule
 from configctl.travel.timeline import Event, Interval
 
 _NULL = "null"
+_NO_LOGS = (
+    "no applied log under {path}: give the directory holding the listeners' state directories "
+    "(their applied/broker-<id>-<seq>.jsonl files)"
+)
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,8 @@ def timeline(
         raise AuditInputError(f"the timeline failed: {_first_line(exc)}") from None
     finally:
         logs.unpersist()
+    if not brokers:
+        raise AuditInputError(_NO_LOGS.format(path=path))
     lines, skipped, newest = counts.value
     return {
         "since_ms": window.since_ms,
@@ -226,9 +232,10 @@ def audit_at(
     logs, _ = broker_logs(spark, path)
     logs = logs.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        uncovered = sorted(
-            logs.filter(lambda item: not applied.fold(item[1], at_ms).covers(at_ms)).keys().collect()
-        )
+        covered = dict(logs.map(lambda item: (item[0], applied.fold(item[1], at_ms).covers(at_ms))).collect())
+        if not covered:
+            raise AuditInputError(_NO_LOGS.format(path=path))
+        uncovered = sorted(broker for broker, yes in covered.items() if not yes)
         rows = logs.flatMap(lambda item: snapshot_rows(item[0], item[1], at_ms))
         fields = StructType([f for f in snapshot_schema().fields if f.name != CORRUPT_COLUMN])
         frame = spark.createDataFrame(rows, fields).selectExpr(

@@ -215,3 +215,14 @@ def test_the_html_timeline_reads_at_a_glance(spark: Any, fleet: Path, tmp_path: 
     report = render_html({**audit_doc, "intervals": doc["intervals"]})
     assert 'id="timeline"' in report and report.count('class="tl-row"') == 3
     assert 'id="timeline"' not in render_html(audit_doc)
+
+
+def test_a_directory_without_applied_logs_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for form in (["--timeline"], ["--at", "-1h"]):
+        with pytest.raises(SystemExit) as exited:
+            main(["audit", "--snapshots", str(tmp_path), *form])
+        _, err = capsys.readouterr()
+        assert exited.value.code == 1 and err.startswith(f"error: no applied log under {tmp_path}")
+        assert len(err.strip().splitlines()) == 1
