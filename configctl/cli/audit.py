@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from configctl.audit.expected import ExpectedState
     from configctl.audit.simulate import WrittenFleet
 
+TIMELINE_TRUTH_FILE = "timeline_truth.json"
+
 _EPILOG = (
     "Exit status: 0 when the audit ran (drift or not); with --fail-on-drift, "
     f"{DRIFT_EXIT_CODE} when stale brokers, divergent keys, static skew or missed changes were found; "
@@ -398,6 +400,14 @@ def desired_state_command(out_file: str | None, digest_key_file: str | None) -> 
     show_default=True,
     help="Of those, how many no broker has applied yet (only the desired state knows them).",
 )
+@click.option(
+    "--applied-days",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Also write that many days of applied logs (state-<id>/applied/, 24 changes a day) and "
+    f"their known timeline ({TIMELINE_TRUTH_FILE}), for audit --timeline.",
+)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
 def simulate(
     brokers: int,
@@ -407,6 +417,7 @@ def simulate(
     malformed: int,
     changes: int,
     pending: int,
+    applied_days: int,
     out_dir: str,
 ) -> None:
     """Write snapshots of a simulated fleet with drift at known places, and the ground truth.
@@ -425,9 +436,29 @@ def simulate(
     started = time.monotonic()
     try:
         written = run(spec, out_dir)
+        if applied_days:
+            _simulate_applied(brokers, applied_days, seed, out_dir)
     except OSError as exc:
         raise InvalidInput(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     show(Simulated(written, time.monotonic() - started))
+
+
+def _simulate_applied(brokers: int, days: int, seed: int, out_dir: str) -> None:
+    """The applied logs of ``audit simulate --applied-days`` and their timeline, as the benchmark writes them."""
+    import json
+
+    from configctl.audit.timeline_simulate import AppliedSpec, simulate_applied
+
+    try:
+        spec = AppliedSpec(brokers=brokers, days=days, seed=seed)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    fleet = simulate_applied(spec, out_dir)
+    truth = [
+        {"entity_path": path, "key": "retention.ms", "start_ms": start, "end_ms": end, "change": number}
+        for path, start, end, number in fleet.truth
+    ]
+    Path(out_dir, TIMELINE_TRUTH_FILE).write_text(json.dumps(truth) + "\n", encoding="utf-8")
 
 
 @dataclass(frozen=True)

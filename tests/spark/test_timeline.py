@@ -226,3 +226,14 @@ def test_a_directory_without_applied_logs_is_one_line(
         _, err = capsys.readouterr()
         assert exited.value.code == 1 and err.startswith(f"error: no applied log under {tmp_path}")
         assert len(err.strip().splitlines()) == 1
+
+
+def test_the_simulated_days_give_their_known_timeline(spark: Any, tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["audit", "simulate", "--brokers", "5", "--applied-days", "1", "--out", str(tmp_path)])
+    assert exited.value.code == 0, capsys.readouterr().err
+    truth = json.loads((tmp_path / "timeline_truth.json").read_text())
+    doc = timeline(spark, str(tmp_path), Window())  # the snapshots beside the logs are not read
+    got = [(i["entity_path"], i["start_ms"], i["end_ms"], i["opened_by_change"]) for i in doc["intervals"]]
+    assert got == [(t["entity_path"], t["start_ms"], t["end_ms"], t["change"]) for t in truth]
+    assert len(got) == 24 and got[-1][2] is None and doc["brokers"] == 5
