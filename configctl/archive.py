@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -35,6 +36,8 @@ from configctl.znodes import HistoryRecord
 
 ARCHIVE_ENV = "CONFIGCTL_HISTORY_ARCHIVE"
 _SUFFIX = ".jsonl"
+_MAX_NAME = 200  # well inside the usual 255-byte limit on a file name
+_HASHED = "~"
 
 
 def configured() -> Path | None:
@@ -44,7 +47,13 @@ def configured() -> Path | None:
 
 
 def file_of(directory: Path, entity_path: str) -> Path:
-    return directory / (quote(entity_path, safe="") + _SUFFIX)
+    """``topics%2Forders.jsonl``; a path too long for a file name (a 249-character topic) is named
+    by its digest instead (``topics%2F~<sha256>.jsonl``: its records still name it)."""
+    encoded = quote(entity_path, safe="")
+    if len(encoded) + len(_SUFFIX) > _MAX_NAME:
+        kind = quote(entity_path.split("/", 1)[0], safe="")
+        encoded = f"{kind}%2F{_HASHED}{hashlib.sha256(entity_path.encode('utf-8')).hexdigest()}"
+    return directory / (encoded + _SUFFIX)
 
 
 def _identity(record: HistoryRecord) -> tuple[str, int, int]:
@@ -101,7 +110,19 @@ def entity_paths(directory: Path) -> list[str]:
     """Every entity the archive holds records of."""
     if not directory.is_dir():
         return []
-    return sorted(unquote(p.name[: -len(_SUFFIX)]) for p in directory.iterdir() if p.name.endswith(_SUFFIX))
+    found = set()
+    for path in directory.iterdir():
+        if not path.name.endswith(_SUFFIX) or path.name.startswith("."):
+            continue
+        name = unquote(path.name[: -len(_SUFFIX)])
+        if f"/{_HASHED}" not in name:
+            found.add(name)
+            continue
+        with contextlib.suppress(OSError), path.open(encoding="utf-8") as handle:
+            first = next((r for r in map(from_line, handle) if r is not None), None)
+            if first is not None:
+                found.add(first.entity_path)
+    return sorted(found)
 
 
 def merged(live: Iterable[HistoryRecord], archived: Iterable[HistoryRecord]) -> list[HistoryRecord]:
