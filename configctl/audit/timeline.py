@@ -24,6 +24,8 @@ nothing leaves this module in clear.
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +86,7 @@ def broker_logs(spark: SparkSession, path: str) -> tuple[RDD[tuple[int, list[app
     partition's run of one broker's segments is parsed in Python. Whether a file is a segment is
     :func:`configctl.applied.segment_of`'s to say; the numbers SQL extracts only order them.
     """
+    _workers_run_this_python(spark)
     counts = spark.sparkContext.accumulator((0, 0, 0), _Counts())
     segments = read_segments(spark, path).selectExpr(
         "file",
@@ -106,6 +109,20 @@ def broker_logs(spark: SparkSession, path: str) -> tuple[RDD[tuple[int, list[app
             yield broker, records
 
     return ordered.rdd.mapPartitions(parsed), counts
+
+
+def _workers_run_this_python(spark: SparkSession) -> None:
+    """In local mode, Python workers run this interpreter (the one configctl is installed in).
+
+    The timeline runs the rule in Python workers, which PySpark starts as ``python3`` unless told
+    otherwise: another interpreter, without configctl, wherever the command is not run from the
+    source tree. ``PYSPARK_PYTHON`` (or spark-submit's ``spark.pyspark.python``) still wins; on a
+    cluster the executors' interpreter is the operator's to set, with ``--py-files configctl.zip``.
+    """
+    context = spark.sparkContext
+    local = context.master.startswith("local")
+    if local and "PYSPARK_PYTHON" not in os.environ and not context.getConf().get("spark.pyspark.python"):
+        context.pythonExec = sys.executable
 
 
 class _Counts(AccumulatorParam):
