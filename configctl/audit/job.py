@@ -563,6 +563,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--pattern", default=snapshot.FILE_PATTERN, help="snapshot file glob in a directory")
     parser.add_argument("--fail-on-drift", action="store_true", help="exit 2 when drift is found")
     parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="the applied logs under --snapshots: every interval of disagreement",
+    )
+    parser.add_argument("--since", default=None, help="with --timeline: from T (ISO-8601 or -2h)")
+    parser.add_argument("--until", default=None, help="with --timeline: up to T")
+    parser.add_argument("--at", default=None, help="the drift report as of T, from the applied logs")
+    parser.add_argument(
         "--digest-key-file",
         default=None,
         help="file holding the fleet's digest key, as the listeners use (else $CONFIGCTL_DIGEST_KEY_FILE); "
@@ -588,9 +596,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     try:
+        moments = {name: _moment(getattr(args, name)) for name in ("since", "until", "at")}
         with audit_session(args.master) as spark:
-            doc = audit(spark, args.snapshots, expected, options)
-    except (AuditInputError, SparkStartError) as exc:
+            if args.timeline or moments["at"] is not None:
+                from configctl.audit import timeline
+
+                if args.timeline:
+                    window = timeline.Window(moments["since"], moments["until"])
+                    doc = timeline.timeline(spark, args.snapshots, window, args.limit, options.digest_key)
+                    print(json.dumps(doc, indent=2))
+                    return 0
+                assert moments["at"] is not None
+                doc = timeline.audit_at(spark, args.snapshots, moments["at"], None, options)
+            else:
+                doc = audit(spark, args.snapshots, expected, options)
+    except (AuditInputError, SparkStartError, InvalidInput) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     text = json.dumps(doc, indent=2)
@@ -608,6 +628,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print_summary(doc)
     return DRIFT_EXIT_CODE if args.fail_on_drift and has_drift(doc) else 0
+
+
+def _moment(text: str | None) -> int | None:
+    """A moment given to the spark-submit entry point, in epoch ms (``change:N`` needs ``configctl audit``)."""
+    if text is None:
+        return None
+    from configctl.timeref import parse
+
+    ref = parse(text)
+    if ref.at_ms is None:
+        raise InvalidInput(f"{text}: give a time here; change:N is read by `configctl audit`")
+    return ref.at_ms
 
 
 if __name__ == "__main__":

@@ -237,3 +237,14 @@ def test_the_simulated_days_give_their_known_timeline(spark: Any, tmp_path: Path
     got = [(i["entity_path"], i["start_ms"], i["end_ms"], i["opened_by_change"]) for i in doc["intervals"]]
     assert got == [(t["entity_path"], t["start_ms"], t["end_ms"], t["change"]) for t in truth]
     assert len(got) == 24 and got[-1][2] is None and doc["brokers"] == 5
+
+
+def test_the_spark_submit_entry_point(spark: Any, fleet: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from configctl.audit import job
+
+    assert job.main(["--snapshots", str(fleet), "--timeline", "--until", "1970-01-01T00:04:00Z"]) == 0
+    out, _ = capsys.readouterr()
+    assert [i["start_ms"] for i in json.loads(out)["intervals"]] == [200_000]
+    assert job.main(["--snapshots", str(fleet), "--at", "1970-01-01T00:07:30Z"]) == 0
+    out, _ = capsys.readouterr()
+    assert json.loads(out)["at_ms"] == 450_000 and json.loads(out)["stale_brokers"][0]["broker_id"] == 2
