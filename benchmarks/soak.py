@@ -265,16 +265,72 @@ class Soak:
                     )
 
     def waves(self, k: int) -> None:
+        """An ``apply --waves 3``; sometimes killed mid-rollout. A rollout left open (killed, or
+        stopped by a fault: exit 12) is finished with ``rollout resume``, else ``rollout abort``:
+        either way its entities end fully after or fully before it."""
         topics = [f"w{i}" for i in range(12)]
-        path = desired_file(self.work, f"waves-{k}", topics, str(7_200_000 + k))
-        for topic in topics:
-            self.ledger.unknown(f"topics/{topic}", ["retention.ms"])
+        value = str(7_200_000 + k)
+        path = desired_file(self.work, f"waves-{k}", topics, value)
+        keys = [(f"topics/{topic}", "retention.ms") for topic in topics]
+        with self.ledger.lock:
+            before = {key: (self.ledger.expected.get(key), key in self.ledger.uncertain) for key in keys}
+        for entity_path, key in keys:
+            self.ledger.unknown(entity_path, [key])
         process = cli(self.connect, "apply", "-f", str(path), "--yes", "--waves", "3")
+        if random.random() < 0.5:
+            try:
+                process.wait(timeout=random.uniform(0.3, 2))
+            except subprocess.TimeoutExpired:
+                process.kill()
         process.communicate(timeout=300)
+        if process.returncode == -signal.SIGKILL:
+            self.faults["cli_killed_mid_rollout"] += 1
         self.outcomes[f"waves exit {process.returncode}"] += 1
-        if process.returncode == 0:
+        outcome = "done" if process.returncode == 0 else "untouched" if process.returncode == 5 else None
+        if outcome is None:
+            outcome = self.finish_rollouts()
+        if outcome == "done":
             for topic in topics:
-                self.ledger.committed(f"topics/{topic}", {"retention.ms": str(7_200_000 + k)})
+                self.ledger.committed(f"topics/{topic}", {"retention.ms": value})
+        elif outcome == "untouched":  # refused before writing, or aborted: what was expected stands
+            with self.ledger.lock:
+                for key, (expected, uncertain) in before.items():
+                    if not uncertain and key in self.ledger.expected:
+                        self.ledger.expected[key] = expected
+                        self.ledger.uncertain.discard(key)
+
+    def open_rollouts(self) -> list[tuple[str, bool]] | None:
+        """Every open rollout as ``(id, running)``; None when the list cannot be read."""
+        out = subprocess.run(
+            [sys.executable, "-m", "configctl", "--zookeeper", self.connect, "-o", "json", "rollout", "list"],
+            capture_output=True, text=True, env=child_env(), timeout=120,
+        )  # fmt: skip
+        if out.returncode != 0:
+            return None
+        return [(r["id"], bool(r.get("running"))) for r in json.loads(out.stdout) if r.get("open")]
+
+    def finish_rollouts(self) -> str | None:
+        """Resume every open rollout (twice at most), abort what still fails. Returns "done" when
+        the last one finished resumed, "untouched" when aborted, None when none was finished here
+        or one is left open. A rollout whose process still holds it (its session not yet expired)
+        is waited for."""
+        result: str | None = None
+        for _ in range(12):
+            listed = self.open_rollouts()
+            if listed is not None and not listed:
+                return result
+            for rollout, running in listed or []:
+                if running:
+                    continue
+                for verb, outcome in (("resume", "done"), ("resume", "done"), ("abort", "untouched")):
+                    process = cli(self.connect, "rollout", verb, rollout)
+                    process.communicate(timeout=300)
+                    if process.returncode == 0:
+                        self.outcomes[f"rollout {verb}d"] += 1
+                        result = outcome
+                        break
+            time.sleep(5)
+        return None
 
     # ------------------------------------------------------------------------------ faults
 
@@ -432,6 +488,10 @@ class Soak:
         threads[1].join(300)
         self.stop_writing.set()
         threads[0].join(300)
+        self.finish_rollouts()
+        left = self.open_rollouts()
+        if left or left is None:
+            self.violations.append(f"rollout(s) left open, neither resumed nor aborted: {left}")
         for index in range(len(self.fleet.shares)):  # every broker live again for the final check
             if index in self.fleet.stopped:
                 self.fleet.signal(index, signal.SIGCONT)
