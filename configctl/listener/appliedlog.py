@@ -24,8 +24,9 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from configctl import applied
+from configctl import applied, catalogue
 from configctl.applied import APPLIED, LOAD, OBSERVED, REFUSED, KeyRecord, Record
+from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.listener.manager import AppliedChange, BatchResult
@@ -157,10 +158,17 @@ class AppliedLog:
         now: int,
     ) -> Record:
         keys = []
+        entity_type = Entity.from_path(change.entity_path).type
         for key in change.keys:
             old = before.get(key.name)
             new = key.effective
-            sensitive = (new.sensitive if new is not None else False) or (old.sensitive if old else False)
+            # By its name too: a key the broker ignores (a listener's password set at <default>)
+            # has no effective value to say it is a secret, but its stored value is one.
+            sensitive = (
+                (new.sensitive if new is not None else False)
+                or (old.sensitive if old else False)
+                or catalogue.is_sensitive(entity_type, key.name)
+            )
             keys.append(
                 KeyRecord(
                     key.name,

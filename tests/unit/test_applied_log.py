@@ -83,6 +83,18 @@ def test_secrets_are_keyed_digests_never_in_clear(tmp_path):
     assert record["keys"][0]["stored"].startswith("sha256:")
 
 
+def test_a_secret_the_broker_ignores_is_still_never_in_clear(tmp_path):
+    # a listener's password at <default> is ignored by Kafka (per-broker only): no effective value
+    # says it is a secret, but its stored bytes are one
+    manager = DynamicConfigManager(1, STATIC)
+    log = AppliedLog(tmp_path, 1, digest_key=KEY, fsync=False)
+    name = "listener.name.internal.ssl.keystore.password"
+    encrypted = PasswordEncoder("enc").encode("keystore-pw")
+    apply(manager, log, "brokers/<default>", {name: encrypted}, 1)
+    text = (tmp_path / "applied" / "broker-1-00000001.jsonl").read_text()
+    assert "keystore-pw" not in text and encrypted not in text
+
+
 def test_a_refused_change_is_logged_with_its_problems(tmp_path):
     manager = DynamicConfigManager(1, STATIC)
     log = AppliedLog(tmp_path, 1, fsync=False)
