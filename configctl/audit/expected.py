@@ -25,6 +25,7 @@ Rules the audit applies to an :class:`ExpectedValue`:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -65,6 +66,9 @@ class ExpectedState:
     latest_change_number: int | None
     expected: tuple[ExpectedValue, ...] = field(default_factory=tuple)
     complete: bool = True
+    source: str = "zookeeper"
+    """Where it was read from, as the report labels it: ``zookeeper``, or the desired-state file's
+    name (not part of the file's JSON)."""
 
     def to_text(self) -> str:
         """The JSON text ``audit desired-state`` writes (for ``audit --desired-state``), no final newline."""
@@ -116,7 +120,7 @@ def read_expected_state(path: str | Path) -> ExpectedState:
         data = read_json(path, "desired state")
     except InvalidInput as exc:  # missing, a named pipe, not JSON, nested too deep: the one line
         raise ValueError(str(exc)) from None
-    return ExpectedState.from_json(data)
+    return dataclasses.replace(ExpectedState.from_json(data), source=Path(path).name)
 
 
 def snapshot_form(name: str, value: str | None, digest_key: bytes | None = None) -> str | None:

@@ -416,7 +416,7 @@ def _run(inputs: Inputs, table: DataFrame, preparing: dict[str, Future[Any]]) ->
         )
     brokers = tuple(sorted((int(r["broker_id"]), int(r["cn"])) for r in stats["brokers"]))
     if expected is not None and expected.latest_change_number is not None:
-        latest, latest_source = expected.latest_change_number, "zookeeper"
+        latest, latest_source = expected.latest_change_number, expected.source
     else:
         latest = max((cn for _, cn in brokers), default=None)
         latest_source = "snapshots"

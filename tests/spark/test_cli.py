@@ -86,7 +86,8 @@ def test_table_output_with_desired_state_file(capsys, fleet) -> None:
     code, out, err = run(capsys, "audit", "--snapshots", str(directory), "--desired-state", desired)
     assert code == 0, err  # drift, but --fail-on-drift was not asked
     assert "configctl audit" in out and "drift found" in out
-    assert "Divergent keys" in out and "Missed changes" in out and "from zookeeper" in out
+    assert "Divergent keys" in out and "Missed changes" in out
+    assert f"from {DESIRED_STATE_FILE}" in out and "from zookeeper" not in out  # labelled truthfully
 
 
 def test_a_clean_fleet_passes_fail_on_drift(capsys, fleet) -> None:
