@@ -44,7 +44,7 @@ def test_ground_truth_is_recovered_exactly(fleet, audited, case) -> None:
 
     doc = audited(directory, desired=True)
     assert findings(doc) == expected(truth["with_desired_state"])
-    assert doc["latest_change_source"] == "zookeeper"
+    assert doc["latest_change_source"] == DESIRED_STATE_FILE  # the file it came from, not "zookeeper"
 
     injected = truth["injected"]
     stale = {s["broker_id"] for s in doc["stale_brokers"]}
