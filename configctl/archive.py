@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from configctl.errors import InvalidInput
+from configctl.files import read_text
 from configctl.znodes import HistoryRecord
 
 ARCHIVE_ENV = "CONFIGCTL_HISTORY_ARCHIVE"
@@ -96,12 +97,9 @@ def from_line(line: str) -> HistoryRecord | None:
 def read(directory: Path, entity_path: str) -> list[HistoryRecord]:
     """An entity's archived records, newest first (as ZooKeeper's are read)."""
     path = file_of(directory, entity_path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         return []
-    except OSError as exc:
-        raise InvalidInput(f"cannot read the history archive {path}: {exc.strerror or exc}") from None
+    text = read_text(path, "history archive")  # one line for a FIFO, a directory, no permission
     records = [r for r in map(from_line, text.splitlines()) if r is not None and r.entity_path == entity_path]
     return sorted(records, key=lambda r: (r.time_ms, r.version), reverse=True)
 

@@ -45,6 +45,7 @@ PAGES = [
     "rollout-records.md",
     "metrics.md",
     "desired-state-files.md",
+    "applied-log.md",
 ]
 _BLOCK = re.compile(r"<!-- (checked|not checked|file): (.*?) -->\n```(json|yaml|text)\n(.*?)\n```", re.S)
 _FENCE = re.compile(r"^```json$", re.M)
