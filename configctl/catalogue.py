@@ -117,6 +117,20 @@ def lookup(entity_type: EntityType, name: str) -> ConfigKey | None:
     return None
 
 
+def synonym_group(name: str) -> frozenset[str]:
+    """``name`` and every broker key that is its synonym, either way round (``log.retention.ms``,
+    ``.minutes``, ``.hours``): one key to a person, several names to Kafka."""
+    group = {name}
+    known = lookup(EntityType.BROKERS, name)
+    if known is not None:
+        group.update(known.synonyms)
+    for key in keys(EntityType.BROKERS).values():
+        if name in key.synonyms:
+            group.add(key.name)
+            group.update(key.synonyms)
+    return frozenset(group)
+
+
 def is_sensitive(entity_type: EntityType, name: str) -> bool:
     """Password configs (brokers) and SCRAM credentials (users) never leave configctl in the clear.
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from configctl import catalogue
-from configctl.entities import EntityType
 
 
 def ranges(ids: Iterable[int]) -> str:
@@ -64,25 +63,12 @@ def stale_groups(
     return out
 
 
-def _synonym_group(name: str) -> frozenset[str]:
-    """``name`` and every broker key that is its synonym, either way round (from the catalogue)."""
-    group = {name}
-    known = catalogue.lookup(EntityType.BROKERS, name)
-    if known is not None:
-        group.update(known.synonyms)
-    for key in catalogue.keys(EntityType.BROKERS).values():
-        if name in key.synonyms:
-            group.add(key.name)
-            group.update(key.synonyms)
-    return frozenset(group)
-
-
 def static_by_key(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Static skew counted once per key: entries for synonyms (``log.retention.hours`` and
     ``log.retention.ms``) are one difference, listed under the names the brokers used."""
     groups: dict[frozenset[str], list[Mapping[str, Any]]] = {}
     for item in items:
-        groups.setdefault(_synonym_group(str(item.get("name"))), []).append(item)
+        groups.setdefault(catalogue.synonym_group(str(item.get("name"))), []).append(item)
     return [
         {"names": [str(e.get("name")) for e in entries], "entries": entries} for entries in groups.values()
     ]

@@ -52,19 +52,6 @@ class CanaryStart:
     planned: tuple[Planned, ...]
 
 
-def synonyms_of(name: str) -> set[str]:
-    """``name`` and every broker key that is a synonym of it (either way round)."""
-    group = {name}
-    known = catalogue.lookup(EntityType.BROKERS, name)
-    if known is not None:
-        group.update(known.synonyms)
-    for key in catalogue.keys(EntityType.BROKERS).values():
-        if name in key.synonyms:
-            group.add(key.name)
-            group.update(key.synonyms)
-    return group
-
-
 def prepare(
     store: ConfigStore,
     entity: Entity,
@@ -114,7 +101,7 @@ def prepare(
     add = {d.name: d.new for d in changes if d.new is not None}
     refused = []
     for broker_id, config in zip(brokers, configs[1:], strict=True):
-        hidden = sorted({k for name in add for k in synonyms_of(name)} & set(config))
+        hidden = sorted({k for name in add for k in catalogue.synonym_group(name)} & set(config))
         if hidden:
             refused.append(f"broker {broker_id} already overrides {', '.join(hidden)}")
     if refused:

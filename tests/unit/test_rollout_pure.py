@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from configctl.catalogue import synonym_group as synonyms_of
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.rollout import health
-from configctl.rollout.canary import synonyms_of
 from configctl.rollout.parsing import (
     WaveSpec,
     check_rollout_id,
