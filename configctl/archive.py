@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from urllib.parse import quote, unquote
 
 from configctl.errors import InvalidInput
 from configctl.files import read_text
-from configctl.znodes import HistoryRecord
+from configctl.znodes import HistoryRecord, HistoryZNodes
 
 ARCHIVE_ENV = "CONFIGCTL_HISTORY_ARCHIVE"
 _SUFFIX = ".jsonl"
@@ -62,36 +61,18 @@ def _identity(record: HistoryRecord) -> tuple[str, int, int]:
 
 
 def to_line(record: HistoryRecord) -> str:
-    document = {
-        "entity_path": record.entity_path,
-        "version": record.version,
-        "time_ms": record.time_ms,
-        "identity": record.identity,
-        "reason": record.reason,
-        "config": record.config,
-        "changed": record.changed,
-        "config_sha256": record.config_sha256,
-    }
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    """One archived record: the bytes its ZooKeeper history node holds, as one line."""
+    return HistoryZNodes.encode(record).decode("utf-8") + "\n"
 
 
 def from_line(line: str) -> HistoryRecord | None:
-    """A record from one line; None for a torn or foreign line (skipped, never fatal)."""
+    """A record from one line, read as its history node is; None for a torn or foreign line
+    (skipped, never fatal) or one that names no entity."""
     try:
-        obj = json.loads(line)
-        config = obj["config"]
-        return HistoryRecord(
-            entity_path=str(obj["entity_path"]),
-            version=int(obj["version"]),
-            time_ms=int(obj["time_ms"]),
-            identity=str(obj.get("identity") or ""),
-            reason=str(obj.get("reason") or ""),
-            config=None if config is None else {str(k): str(v) for k, v in config.items()},
-            changed={str(k): (None if v is None else str(v)) for k, v in (obj.get("changed") or {}).items()},
-            config_sha256=obj.get("config_sha256"),
-        )
-    except (ValueError, KeyError, TypeError, AttributeError):
+        record = HistoryZNodes.decode(line.encode("utf-8", "surrogatepass"))
+    except InvalidInput:
         return None
+    return record if record.entity_path else None
 
 
 def read(directory: Path, entity_path: str) -> list[HistoryRecord]:
