@@ -55,6 +55,13 @@ def translate_errors(action: str, bootstrap: str) -> Iterator[None]:
         yield
     except _DENIED as exc:
         raise PermissionDenied(f"Kafka refused to {action}: {_reason(exc)}") from None
+    except kafka_errors.UnknownBrokerIdError as exc:
+        # The broker asked for is not in the cluster's metadata: it is not running. Another broker
+        # answering instead would be a lie about this one, so it is unavailable, not a refusal.
+        raise KafkaUnavailable(
+            f"broker {' '.join(str(a) for a in exc.args) or '?'} is not in the cluster's metadata "
+            f"(not running) while trying to {action}"
+        ) from None
     except _UNREACHABLE:
         raise KafkaUnavailable(f"no Kafka broker at {bootstrap} answered while trying to {action}") from None
     except kafka_errors.KafkaError as exc:

@@ -264,7 +264,7 @@ class Observer:
             try:
                 broker = self._asker()
                 if not probed:  # its own broker first: any broker answers a topic or a quota
-                    broker.describe_broker(self.broker_id, [_PROBE_KEY])
+                    self._probe(broker)
                     probed = True
                 found = compare(check.entity, check.keys, self.broker_id, self.model, broker)
             except KafkaUnavailable as exc:
@@ -285,6 +285,19 @@ class Observer:
             self._settle(check, found)
             changed = True
         return changed
+
+    def _probe(self, broker: Asker) -> None:
+        """Does its own broker answer? Any refusal of this question (no permission to describe its
+        configs, say) leaves nothing observable either: it counts as the broker not answering,
+        never as a question to drop, so no change is taken as applied unasked."""
+        try:
+            broker.describe_broker(self.broker_id, [_PROBE_KEY])
+        except KafkaUnavailable:
+            raise
+        except ConfigctlError as exc:
+            raise KafkaUnavailable(
+                f"broker {self.broker_id} refused to describe itself: {one_line(exc)}"
+            ) from None
 
     def _settle(self, check: Check, found: list[agreement.Mismatch]) -> bool:
         now = self._clock()

@@ -12,6 +12,7 @@ import pytest
 from configctl.adminapi.errors import BrokerRefused, KafkaUnavailable
 from configctl.adminapi.reported import ReportedConfig
 from configctl.entities import Entity
+from configctl.errors import PermissionDenied
 from configctl.handlers.base import Problem
 from configctl.listener import observed
 from configctl.listener.observed import GIVE_UP_S, MISMATCH, SETTLE_S, UNREACHABLE, Observer, compare
@@ -49,6 +50,7 @@ class Broker:
         self.quotas: dict[str, dict[str, str]] = {}
         self.scram: dict[str, dict[str, int]] = {}
         self.down = False
+        self.denied = False  # refuses to describe itself (no permission), answers the rest
         self.asked: list[tuple[str, Any]] = []
 
     def _up(self) -> None:
@@ -57,6 +59,8 @@ class Broker:
 
     def describe_broker(self, broker_id: int, keys: Any = None) -> dict[str, ReportedConfig]:
         self._up()
+        if self.denied:
+            raise PermissionDenied("Kafka refused to describe the configs of broker 1: not authorized")
         self.asked.append(("broker", tuple(keys or ())))
         return {k: ReportedConfig(k, v, "DEFAULT_CONFIG") for k, v in self.broker.items() if k in keys}
 
@@ -275,6 +279,16 @@ def test_an_absent_broker_is_one_unreachable_problem_cleared_when_it_answers(set
     assert observer.problems() == []
     assert observer.pending() == []
     assert connects == [1]  # a client is made once the broker answers
+
+
+def test_a_broker_that_refuses_to_describe_itself_is_unreachable_never_applied(setup):
+    observer, _, broker, clock, _ = setup
+    broker.denied = True
+    observer.observe([("topics/orders", 7, ["retention.ms"])], 7)
+    run_until(observer, clock, 5)
+    assert kinds(observer) == [(UNREACHABLE, None, None, None, None)]
+    assert "refused to describe itself" in observer.problems()[0].reason
+    assert observer.observed_change() == 6  # the topic's question was not dropped as answered
 
 
 def test_a_refused_question_is_not_a_mismatch(setup):
