@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from configctl.audit import report_view
 from configctl.timeref import iso
 
 if TYPE_CHECKING:
@@ -22,9 +23,7 @@ _SHOWN_VALUE = 40
 
 
 def brokers_as_ranges(brokers: list[int]) -> str:
-    from configctl.console.views import _ranges
-
-    return _ranges(sorted(brokers))
+    return report_view.ranges(brokers)
 
 
 def held(interval: dict[str, Any]) -> str:

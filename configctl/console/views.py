@@ -204,7 +204,7 @@ def drift_page(
             if isinstance(b, Mapping)
         },
         stale_heat=[
-            {**g, "ids": _ranges(g.get("brokers") or [])}
+            {**g, "ids": report_view.ranges(g.get("brokers") or [])}
             for g in heatmap.get("stale_groups") or []
             if isinstance(g, Mapping)
         ],
@@ -226,7 +226,10 @@ def _intervals(intervals: Sequence[Any]) -> list[dict[str, Any]]:
             {
                 **item,
                 "held": [
-                    {"value": value, "brokers": _ranges(sorted(b for b in brokers if isinstance(b, int)))}
+                    {
+                        "value": value,
+                        "brokers": report_view.ranges(sorted(b for b in brokers if isinstance(b, int))),
+                    }
                     for value, brokers in values.items()
                     if isinstance(brokers, list)
                 ],
@@ -248,11 +251,6 @@ def duration(ms: Any) -> str:
     if hours:
         return f"{hours}h {minutes:02d}m"
     return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
-
-
-def _ranges(ids: Sequence[int]) -> str:
-    """``1-4, 7, 9-10``: a few hundred broker ids on one line (one home: the audit's report view)."""
-    return report_view.ranges(ids)
 
 
 def error_page(status: int, text: str) -> str:
