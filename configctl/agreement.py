@@ -59,6 +59,15 @@ class Mismatch:
         }
 
 
+PROBE_KEY = "broker.id"
+"""Asked of a broker when a check names no key: does the broker answer at all?"""
+
+
+def only(values: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    """``values`` restricted to ``keys`` (what a change touched is what is compared)."""
+    return {k: v for k, v in values.items() if k in keys}
+
+
 def _shown(value: str | None) -> str:
     return "no value" if value is None else repr(value)
 

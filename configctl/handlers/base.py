@@ -21,7 +21,9 @@ manager, validation, the write path and the write-side checks keep no per-type b
   :attr:`~FamilyHandler.created_by_kafka`, :attr:`~FamilyHandler.refused_while_brokers_run`,
   :meth:`~FamilyHandler.unresolved`;
 * the write-side checks: :meth:`~FamilyHandler.may_break_rules`,
-  :meth:`~FamilyHandler.effective_rules`, :meth:`~FamilyHandler.judged_on`.
+  :meth:`~FamilyHandler.effective_rules`, :meth:`~FamilyHandler.judged_on`;
+* beside a real broker: :meth:`~FamilyHandler.disagreements` (which Admin API answer to compare
+  with what configctl computes).
 
 The registry (:func:`register`, :func:`handler_for`) maps each entity type to its handler.
 """
@@ -31,12 +33,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from configctl import validation
+from configctl import agreement, validation
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.precedence import BrokerResolution, EffectiveValue, resolve_broker
+from configctl.znodes import is_json_int
+
+if TYPE_CHECKING:
+    from configctl.listener.observed import Asker, Model
 
 # The problem kinds a listener publishes (docs/reference/state-and-fleet-nodes.md#problems).
 POISON = "poison"
@@ -108,7 +114,7 @@ def _text(value: Any) -> str | None:
 
 
 def _number(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_json_int(value) else None
 
 
 @dataclass(frozen=True)
@@ -337,6 +343,16 @@ class FamilyHandler(ABC):
     def follows(self, entity: Entity, broker_id: int) -> bool:
         """Does a broker apply this entity at all? (Only other brokers' own configs are not.)"""
         return True
+
+    def disagreements(
+        self, entity: Entity, keys: frozenset[str], broker_id: int, model: Model, broker: Asker
+    ) -> list[agreement.Mismatch]:
+        """What the real broker (``broker``, its Admin API) reports otherwise than ``model`` computes
+        for ``entity`` on broker ``broker_id``; ``keys``: the keys the change touched.
+
+        By default the entity is a quota entity, compared whole with the broker's client quotas
+        (the Admin API answers quotas per entity, not per key)."""
+        return agreement.quotas(entity.path, model.entity_config(entity), broker.client_quotas(entity))
 
     @abstractmethod
     def admit(

@@ -14,9 +14,9 @@ and Kafka's ZooKeeper admin path refuses the write while the brokers it concerns
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from configctl import catalogue, crosskey, placement, validation
+from configctl import agreement, catalogue, crosskey, placement, validation
 from configctl.catalogue import LISTENER_PREFIX
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
@@ -35,6 +35,9 @@ from configctl.handlers.base import (
 )
 from configctl.precedence import EffectiveValue, resolve_topic
 
+if TYPE_CHECKING:
+    from configctl.listener.observed import Asker, Model
+
 
 class BrokerHandler(FamilyHandler):
     types = (EntityType.BROKERS,)
@@ -50,6 +53,16 @@ class BrokerHandler(FamilyHandler):
 
     def follows(self, entity: Entity, broker_id: int) -> bool:
         return entity.name in (str(broker_id), DEFAULT)
+
+    def disagreements(
+        self, entity: Entity, keys: frozenset[str], broker_id: int, model: Model, broker: Asker
+    ) -> list[agreement.Mismatch]:
+        """Either layer is compared as the broker's whole config; a change naming no key still asks
+        (:data:`agreement.PROBE_KEY`): does the broker answer at all?"""
+        reported = broker.describe_broker(broker_id, sorted(keys) or [agreement.PROBE_KEY])
+        return agreement.configs(
+            entity.path, agreement.only(model.broker_config(), keys), agreement.only(reported, keys)
+        )
 
     def admit(
         self, entity: Entity, stored: Mapping[str, str], *, change_number: int | None, decrypt: Decrypt | None

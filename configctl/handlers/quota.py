@@ -9,9 +9,10 @@ too; they are not quotas and are in force exactly as stored on the user itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from configctl import catalogue
-from configctl.entities import Entity, EntityType
+from configctl import agreement, catalogue
+from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.handlers.base import (
     Admission,
     BrokerView,
@@ -22,6 +23,9 @@ from configctl.handlers.base import (
 )
 from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, resolve_quotas, resolve_stored_quotas, stored_quota_paths
+
+if TYPE_CHECKING:
+    from configctl.listener.observed import Asker, Model
 
 
 def _levels(entity: Entity) -> tuple[str | None, str | None]:
@@ -59,6 +63,18 @@ class QuotaHandler(FamilyHandler):
                 sensitive = catalogue.is_sensitive(entity.type, name)
                 values[name] = EffectiveValue(name, raw, entity.path, (), sensitive)
         return values
+
+    def disagreements(
+        self, entity: Entity, keys: frozenset[str], broker_id: int, model: Model, broker: Asker
+    ) -> list[agreement.Mismatch]:
+        """The quotas compared whole, and a user's SCRAM credentials (mechanism and iterations:
+        the Admin API never returns the salted password)."""
+        found = super().disagreements(entity, keys, broker_id, model, broker)
+        if entity.type is EntityType.USERS and entity.client is None and entity.name != DEFAULT:
+            found += agreement.scram(
+                entity.path, model.entity_config(entity), broker.scram_credentials(entity.name)
+            )
+        return found
 
     def moved(
         self, entity: Entity, before: BrokerView, after: BrokerView, wanted: frozenset[str]

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cache
+from typing import TYPE_CHECKING
 
-from configctl import catalogue, crosskey
+from configctl import agreement, catalogue, crosskey
 from configctl.entities import Entity, EntityType
 from configctl.handlers.base import Admission, BrokerView, Decrypt, FamilyHandler, Moved, Reads, changed_names
 from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, resolve_topic, topic_overrides
+
+if TYPE_CHECKING:
+    from configctl.listener.observed import Asker, Model
 
 _PREFIX_LENGTH = len("topics/")
 
@@ -52,6 +56,16 @@ class TopicHandler(FamilyHandler):
         old, new = self.effective(entity, before), self.effective(entity, after)
         changed = changed_names(old, new)
         return [Moved(entity, new, changed)] if changed & wanted else []
+
+    def disagreements(
+        self, entity: Entity, keys: frozenset[str], broker_id: int, model: Model, broker: Asker
+    ) -> list[agreement.Mismatch]:
+        if not keys:
+            return []
+        reported = broker.describe_topic(entity.name, sorted(keys))
+        return agreement.configs(
+            entity.path, agreement.only(model.effective(entity), keys), agreement.only(reported, keys)
+        )
 
     def reads(self, entity: Entity, broker_id: int) -> Reads:
         return Reads(paths=(entity.path,))

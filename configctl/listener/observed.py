@@ -39,9 +39,9 @@ from typing import Any, Protocol
 from configctl import agreement
 from configctl.adminapi.errors import KafkaUnavailable
 from configctl.adminapi.reported import ReportedConfig
-from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.entities import DEFAULT, Entity
 from configctl.errors import ConfigctlError, one_line, printable
-from configctl.handlers.base import MISMATCH, UNREACHABLE, Problem
+from configctl.handlers.base import MISMATCH, UNREACHABLE, Problem, handler_for
 from configctl.precedence import EffectiveValue
 from configctl.zk.retry import Backoff
 
@@ -62,7 +62,6 @@ BACKOFF_START_S, BACKOFF_MAX_S = 0.2, 5.0
 ADMIN_TIMEOUT_S = 5.0
 MAX_MISMATCHES = 1_000
 """At most this many mismatches are kept (the newest), as the listener's other problems."""
-_PROBE_KEY = "broker.id"  # asked when a check names no key: does the broker answer at all?
 
 
 class Asker(Protocol):
@@ -94,28 +93,9 @@ class Model(Protocol):
 def compare(
     entity: Entity, keys: frozenset[str], broker_id: int, model: Model, broker: Asker
 ) -> list[agreement.Mismatch]:
-    """What ``broker`` reports otherwise than ``model`` computes for ``entity`` (``keys``: the
-    broker or topic keys to compare; quota entities are compared whole)."""
-    path = entity.path
-    wanted = sorted(keys)
-    if entity.type is EntityType.BROKERS:
-        reported = broker.describe_broker(broker_id, wanted or [_PROBE_KEY])
-        computed = model.broker_config()
-        return agreement.configs(path, _only(computed, keys), _only(reported, keys))
-    if entity.type is EntityType.TOPICS:
-        if not wanted:
-            return []
-        reported = broker.describe_topic(entity.name, wanted)
-        return agreement.configs(path, _only(model.effective(entity), keys), _only(reported, keys))
-    stored = model.entity_config(entity)
-    found = agreement.quotas(path, stored, broker.client_quotas(entity))
-    if entity.type is EntityType.USERS and entity.client is None and entity.name != DEFAULT:
-        found += agreement.scram(path, stored, broker.scram_credentials(entity.name))
-    return found
-
-
-def _only(values: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if k in keys}
+    """What ``broker`` reports otherwise than ``model`` computes for ``entity``: which answer to
+    compare is the entity's handler's to say (:meth:`FamilyHandler.disagreements`)."""
+    return handler_for(entity).disagreements(entity, keys, broker_id, model, broker)
 
 
 @dataclass
@@ -190,7 +170,7 @@ class Observer:
                     entity = Entity.from_path(path)
                 except ConfigctlError:
                     continue
-                if entity.type is EntityType.BROKERS and entity.name not in (str(self.broker_id), DEFAULT):
+                if not handler_for(entity).follows(entity, self.broker_id):
                     continue
                 old = self._checks.get(path)
                 watched = set(keys) | {k for (p, k) in self._mismatches if p == path}
@@ -291,7 +271,7 @@ class Observer:
         configs, say) leaves nothing observable either: it counts as the broker not answering,
         never as a question to drop, so no change is taken as applied unasked."""
         try:
-            broker.describe_broker(self.broker_id, [_PROBE_KEY])
+            broker.describe_broker(self.broker_id, [agreement.PROBE_KEY])
         except KafkaUnavailable:
             raise
         except ConfigctlError as exc:
