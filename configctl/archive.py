@@ -14,8 +14,11 @@ A file is replaced whole by a rename (never half written), under a lock on ``DIR
 cron runs do not interleave. Files are owner-only: a record holds the config as ZooKeeper holds it
 (broker passwords encrypted, SCRAM credentials as salted hashes, as in ZooKeeper itself).
 
-Readers (:class:`configctl.travel.past.History`, ``history --since``) merge these records with
-ZooKeeper's when ``CONFIGCTL_HISTORY_ARCHIVE`` names the directory (or ``history --archive DIR``).
+Reading: with the ``history-archive`` setting (``--history-archive DIR``, ``CONFIGCTL_HISTORY_ARCHIVE``
+or a profile), the store every command opens is wrapped in :class:`ArchivedHistory`
+(:func:`configctl.cli.context.new_store`), so every reader of history (``history``, ``--at``,
+``blame``, ``diff``, the console) gets ZooKeeper's records and these as one history, through the
+one door, and none of them knows there is an archive.
 """
 
 from __future__ import annotations
@@ -34,16 +37,9 @@ from configctl.errors import InvalidInput
 from configctl.files import read_text
 from configctl.znodes import HistoryRecord, HistoryZNodes
 
-ARCHIVE_ENV = "CONFIGCTL_HISTORY_ARCHIVE"
 _SUFFIX = ".jsonl"
 _MAX_NAME = 200  # well inside the usual 255-byte limit on a file name
 _HASHED = "~"
-
-
-def configured() -> Path | None:
-    """The archive ``CONFIGCTL_HISTORY_ARCHIVE`` names (None: answers come from ZooKeeper alone)."""
-    value = os.environ.get(ARCHIVE_ENV, "").strip()
-    return Path(value).expanduser() if value else None
 
 
 def file_of(directory: Path, entity_path: str) -> Path:
@@ -188,3 +184,47 @@ def _replace(path: Path, lines: Iterable[str]) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise InvalidInput(f"cannot write the history archive {path}: {exc.strerror or exc}") from None
+
+
+class ArchivedHistory:
+    """A :class:`configctl.store.ConfigStore` whose history is ZooKeeper's and the archive's in
+    ``directory`` as one (:func:`merged`); everything else is the wrapped store's (``inner``)."""
+
+    def __init__(self, inner: Any, directory: Path) -> None:
+        self.inner = inner
+        self.history_archive = directory
+        """Named in a horizon error: the history that does not reach back is ZooKeeper's and this."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def history(self, entity: Any) -> list[HistoryRecord]:
+        return merged(self.inner.history(entity), read(self.history_archive, entity.path))
+
+    def histories(self, entities: Iterable[Any]) -> dict[str, list[HistoryRecord]]:
+        wanted = list(entities)
+        found = self.inner.histories(wanted)
+        return {e.path: merged(found.get(e.path, []), read(self.history_archive, e.path)) for e in wanted}
+
+    def history_entities(self) -> list[Any]:
+        """ZooKeeper's entities with history, and those only the archive still knows (deleted long ago)."""
+        from configctl.entities import Entity
+
+        found = {e.path: e for e in self.inner.history_entities()}
+        for path in entity_paths(self.history_archive):
+            with contextlib.suppress(InvalidInput):
+                found.setdefault(path, Entity.from_path(path))
+        return list(found.values())
+
+    def open(self) -> ArchivedHistory:
+        self.inner.open()
+        return self
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> ArchivedHistory:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -67,7 +67,7 @@ class Setting:
 
     name: str
     env: str
-    kind: str  # "text" | "seconds" | "switch" | "choice" | "file" | "secret" | "count"
+    kind: str  # "text" | "seconds" | "switch" | "choice" | "file" | "directory" | "secret" | "count"
     default: Any = None
     metavar: str = ""
     help: str = ""
@@ -115,6 +115,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Kafka brokers to ask through the Admin API (as kafka-configs.sh --bootstrap-server)."),
     Setting("command-config", "CONFIGCTL_COMMAND_CONFIG", "file", None, "FILE",
             "Kafka client properties for --bootstrap-server (security.protocol, sasl.*, ssl.truststore.*)."),
+    Setting("history-archive", "CONFIGCTL_HISTORY_ARCHIVE", "directory", None, "DIR",
+            "A history archive (written by history archive): history, --at, blame and diff read it too."),
 )  # fmt: skip
 ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
     Setting("reason", "CONFIGCTL_REASON", "text", "", "TEXT",
@@ -236,7 +238,7 @@ def _profile_value(setting: Setting, profile: profiles.Profile) -> Any:
             raise InvalidInput(f"{where} must be a number of seconds")
     elif not isinstance(value, str):
         raise InvalidInput(f"{where} must be a string")
-    if setting.kind == "file":
+    if setting.kind in ("file", "directory"):
         return profile.resolve_path(value)
     return value
 
@@ -290,6 +292,12 @@ class GlobalSettings:
             return None
         check_readable(path, f"{self._label('command-config')} {path}")
         return Path(path)
+
+    @property
+    def history_archive(self) -> Path | None:
+        """The history archive directory read beside ZooKeeper's history records, or None."""
+        path = self._file("history-archive")
+        return Path(path) if path else None
 
     def kafka_admin_target(self) -> tuple[str, Path | None]:
         """``(bootstrap, command_config)`` for a command that must ask the brokers; a one-line error without."""

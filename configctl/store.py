@@ -31,6 +31,8 @@ from configctl.errors import InvalidInput, ZooKeeperUnavailable
 from configctl.znodes import HistoryRecord, encode_entity_config
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from configctl.migration import MetadataOwner
     from configctl.rollout.record import CanaryPlan, Listed, Loaded, Options, Planned, Record, Undo, UndoChunk
 
@@ -214,6 +216,8 @@ class ConfigStore(Protocol):
     identity: str
     """Who writes (recorded in history and rollout records)."""
     history_limit: int
+    history_archive: Path | None
+    """The history archive read beside the store's own records (:class:`configctl.archive.ArchivedHistory`), if any."""
 
     @property
     def kind(self) -> str:

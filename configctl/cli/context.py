@@ -48,12 +48,18 @@ def new_store(
     :class:`~configctl.store.ConfigStore`; no command and no feature branches on which it is.
     It is ZooKeeper's (:class:`configctl.zk.configstore.ConfigStore`), wrapped with
     ``--bootstrap-server`` in :class:`configctl.adminapi.store.BrokersThroughAdmin`, which sends
-    running brokers' configs through the brokers' Admin API.
+    running brokers' configs through the brokers' Admin API, and with ``--history-archive`` in
+    :class:`configctl.archive.ArchivedHistory`, which reads the history archive beside ZooKeeper's records.
     ``timeout`` overrides the settings' (shell completion must not hang).
     """
     chosen = settings(ctx)
     connection = chosen.connection(timeout=timeout)
     store: ConfigStore = ZooKeeperStore.connect(connection, identity=identity, history_limit=history_limit)
+    if chosen.history_archive is not None:
+        # Every reader of history gets ZooKeeper's records and the archive's as one.
+        from configctl.archive import ArchivedHistory
+
+        store = ArchivedHistory(store, chosen.history_archive)  # type: ignore[assignment]
     if chosen.bootstrap_server is not None:
         # Running brokers' configs go through the brokers (they validate them); the rest as before.
         from configctl.adminapi.store import BrokersThroughAdmin

@@ -21,9 +21,6 @@ from rich.table import Table
 
 from configctl import fleet, writer
 from configctl import rollback as rollbacks
-from configctl.archive import configured as configured_archive
-from configctl.archive import merged
-from configctl.archive import read as read_archive
 from configctl.changes import KeyDiff, diff
 from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
@@ -167,19 +164,11 @@ class HistoryView:
 )
 @click.option("--until", type=MOMENT, metavar="T", help="With --since: up to T (default: now).")
 @click.option(
-    "--archive",
-    "archive_dir",
-    type=click.Path(file_okay=False),
-    metavar="DIR",
-    help="Read the history archive in DIR too (default: $CONFIGCTL_HISTORY_ARCHIVE); "
-    "with 'archive': the directory to write.",
-)
-@click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
     metavar="DIR",
-    help="With 'archive': the directory to write.",
+    help="With 'archive': the directory to write (default: the history-archive setting).",
 )
 @click.argument("action", required=False, type=click.Choice(["archive"]))
 @global_options
@@ -189,7 +178,6 @@ def history(
     limit: int | None,
     since: TimeRef | None,
     until: TimeRef | None,
-    archive_dir: str | None,
     out_dir: str | None,
     action: str | None,
     **kwargs: Any,
@@ -198,7 +186,8 @@ def history(
 
     With --since and no entity: every change across the fleet in that window. `history archive
     --out DIR` copies every entity's records from ZooKeeper into DIR (idempotent, safe from cron);
-    --at, blame, diff and history read it too with CONFIGCTL_HISTORY_ARCHIVE=DIR (docs/investigating.md).
+    history, --at, blame and diff read it too with --history-archive DIR (or CONFIGCTL_HISTORY_ARCHIVE,
+    or a profile; docs/investigating.md).
 
     \b
       configctl history --topic orders
@@ -208,21 +197,19 @@ def history(
     """
     params = pop_selection(kwargs)
     if action == "archive":
-        _archive(out_dir or archive_dir, params, since, limit)
+        chosen = settings(ctx).history_archive
+        _archive(out_dir or (str(chosen) if chosen else None), params, since, limit)
         return
     if out_dir is not None:
         raise click.UsageError("--out is for 'history archive'")
     if until is not None and since is None:
         raise click.UsageError("--until needs --since")
-    kept = Path(archive_dir) if archive_dir else configured_archive()
     if since is not None and not any(params.values()):
-        _fleet_feed(since, until, limit, kept)
+        _fleet_feed(since, until, limit)
         return
     entity = _entity(ctx, params)
     with open_store() as store:
         entries = store.history(entity)
-        if kept is not None:
-            entries = merged(entries, read_archive(kept, entity.path))
         current = store.read(entity, strict=False)
         if since is not None:
             entries = _window(store, entries, since, until)
@@ -247,7 +234,7 @@ def _archive(out_dir: str | None, params: dict[str, Any], since: TimeRef | None,
     from configctl.archive import archive
 
     if not out_dir:
-        raise click.UsageError("history archive needs --out DIR")
+        raise click.UsageError("history archive needs --out DIR (or the history-archive setting)")
     if any(params.values()) or since is not None or limit is not None:
         raise click.UsageError("history archive takes every entity: no entity, --since or --limit")
     with open_store() as store:
@@ -255,15 +242,15 @@ def _archive(out_dir: str | None, params: dict[str, Any], since: TimeRef | None,
     show(archive(histories, Path(out_dir)))
 
 
-def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None, kept: Path | None) -> None:
+def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None) -> None:
     from configctl.travel.feed import feed
     from configctl.travel.past import History, resolve
 
     with open_store() as store:
-        moments = History(store, kept)
+        moments = History(store)
         start = resolve(since, moments)
         end = resolve(until, moments) if until is not None else None
-        entries = feed(store, start, end, kept)
+        entries = feed(store, start, end)
     show(FeedView(entries[:limit] if limit is not None else entries, start, end))
 
 

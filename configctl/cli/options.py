@@ -111,11 +111,14 @@ def _options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
                     setting.param,
                     default=None,
                     metavar=setting.metavar,
-                    type=click.Path(dir_okay=False) if setting.kind == "file" else None,
+                    type=_PATH_TYPES.get(setting.kind),
                     help=f"{setting.help}{default} ({env})",
                 )
             )
     return options
+
+
+_PATH_TYPES = {"file": click.Path(dir_okay=False), "directory": click.Path(file_okay=False)}
 
 
 def global_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,10 +8,8 @@ write set or removed (the record's delta), never their values: a feed is safe to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from configctl import archive
 from configctl.store import ConfigStore
 
 
@@ -35,16 +33,10 @@ class FeedEntry:
         }
 
 
-def feed(
-    store: ConfigStore, since_ms: int, until_ms: int | None = None, archive_dir: Path | None = None
-) -> list[FeedEntry]:
-    """Every write recorded in ``[since_ms, until_ms]`` across the fleet, newest first: ZooKeeper's
-    records, with the history archive's (``archive_dir``, else ``CONFIGCTL_HISTORY_ARCHIVE``) merged in."""
+def feed(store: ConfigStore, since_ms: int, until_ms: int | None = None) -> list[FeedEntry]:
+    """Every write recorded in ``[since_ms, until_ms]`` across the fleet, newest first (the store's
+    history: with a history archive, its records too, :class:`configctl.archive.ArchivedHistory`)."""
     histories = store.histories(store.history_entities())
-    kept = archive_dir if archive_dir is not None else archive.configured()
-    if kept is not None:
-        for path in set(histories) | set(archive.entity_paths(kept)):
-            histories[path] = archive.merged(histories.get(path, []), archive.read(kept, path))
     entries = []
     for path, records in histories.items():
         for record in records:

@@ -18,12 +18,11 @@ broker's applied log.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from configctl import applied, archive
+from configctl import applied
 from configctl.entities import Entity
 from configctl.errors import BeyondHorizon, InvalidInput
 from configctl.store import ABSENT, ConfigStore, Stored
@@ -34,10 +33,8 @@ from configctl.znodes import HistoryRecord
 class History:
     """The store's history records, read once per entity per command (newest first)."""
 
-    def __init__(self, store: ConfigStore, archive_dir: str | Path | None = None) -> None:
+    def __init__(self, store: ConfigStore) -> None:
         self.store = store
-        self.archive = Path(archive_dir) if archive_dir else archive.configured()
-        """The history archive (``CONFIGCTL_HISTORY_ARCHIVE``): records ZooKeeper no longer keeps."""
         self._records: dict[str, list[HistoryRecord]] = {}
         self._entities: list[Entity] | None = None
         self._notifications: list[tuple[int, str, int]] | None = None
@@ -47,19 +44,13 @@ class History:
         found = self._records.get(entity.path)
         if found is None:
             found = self.store.history(entity)
-            if self.archive is not None:
-                found = archive.merged(found, archive.read(self.archive, entity.path))
             self._records[entity.path] = found
         return found
 
     def entities(self) -> list[Entity]:
         """Every entity with history, deleted ones included."""
         if self._entities is None:
-            found = {e.path: e for e in self.store.history_entities()}
-            for path in archive.entity_paths(self.archive) if self.archive is not None else ():
-                with contextlib.suppress(InvalidInput):
-                    found.setdefault(path, Entity.from_path(path))
-            self._entities = list(found.values())
+            self._entities = self.store.history_entities()
         return self._entities
 
     def entities_of(self, etype: Any) -> list[Entity]:
@@ -91,7 +82,8 @@ class History:
         oldest = records[-1]
         if oldest.version <= 0:
             return None  # created after at_ms
-        kept = f" (ZooKeeper and the archive {self.archive})" if self.archive is not None else ""
+        archived = self.store.history_archive
+        kept = f" (ZooKeeper and the archive {archived})" if archived is not None else ""
         raise BeyondHorizon(
             f"the history of {entity.path}{kept} reaches back to {iso(oldest.time_ms)} (version {oldest.version}); "
             f"{iso(at_ms)} is beyond that horizon"

@@ -68,6 +68,8 @@ from configctl.znodes import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from configctl.zk.rollouts import Rollouts
 
 log = logging.getLogger(__name__)
@@ -136,6 +138,7 @@ class ConfigStore:
     ) -> None:
         self.session = session
         self.history_limit = history_limit
+        self.history_archive: Path | None = None  # ZooKeeper's own records only (see configctl.archive)
         self.identity = identity or session.settings.identity or _default_identity()
         self._fleet = FleetState(session)
         # What this store last wrote per entity: a writer may start from it instead of

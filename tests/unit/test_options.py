@@ -329,8 +329,10 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
             "zk-sasl-password-file": str(root / place / "sasl.pw"),
             "bootstrap-server": f"{place}-kafka:{9090 + index}",
             "command-config": str(root / place / "client.properties"),
+            "history-archive": str(root / place / "archive"),
         }
         (root / place / "client.properties").write_text("security.protocol=PLAINTEXT\n")
+        (root / place / "archive").mkdir()
     return values
 
 
