@@ -25,7 +25,7 @@ from configctl.handlers import handler_for
 from configctl.handlers.base import KINDS, UNREACHABLE, Problem
 from configctl.migration import MetadataOwner
 from configctl.store import ConfigStore
-from configctl.znodes import BrokerStateZNode
+from configctl.znodes import BrokerStateZNode, is_json_int
 
 APPLIED = "applied"
 PENDING = "pending"
@@ -196,11 +196,11 @@ _MAX_HOST = 255
 
 
 def _change(value: Any) -> int | None:
-    return value if _is_int(value) and -1 <= value <= _MAX_CHANGE else None
+    return value if is_json_int(value) and -1 <= value <= _MAX_CHANGE else None
 
 
 def _time_ms(value: Any) -> int | None:
-    return value if _is_int(value) and 0 <= value <= _MAX_TIME_MS else None
+    return value if is_json_int(value) and 0 <= value <= _MAX_TIME_MS else None
 
 
 def _host(value: Any) -> str | None:
@@ -296,10 +296,6 @@ def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[W
                 broker_id, PENDING, "its listener applied it; asking the broker whether it runs it"
             )
     return BrokerOutcome(broker_id, APPLIED)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def wait(

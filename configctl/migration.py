@@ -34,7 +34,7 @@ from typing import Any
 from configctl.errors import InvalidInput, MigrationInProgress, one_line
 
 # The strict JSON reader every node decoder shares (duplicate keys, NaN and bad UTF-8 refused).
-from configctl.znodes import _parse_json_object
+from configctl.znodes import _parse_json_object, is_json_int
 
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
 """Bumped by every controller election, ZooKeeper or KRaft (``ControllerEpochZNode``): a write that
@@ -56,7 +56,7 @@ def _number(obj: dict[str, Any], key: str, what: str, bounds: tuple[int, int] = 
     if key not in obj:
         raise InvalidInput(f'{what} has no "{key}"')
     value = obj[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
+    if not is_json_int(value) or not bounds[0] <= value <= bounds[1]:
         kind = "an int" if bounds == _INT else "a long"
         raise InvalidInput(f'{what}: "{key}" must be {kind}, not {one_line(repr(value), 40)}')
     return value

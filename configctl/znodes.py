@@ -101,6 +101,12 @@ def _parse_json_object(data: bytes, what: str) -> dict[str, Any]:
     return value
 
 
+def is_json_int(value: Any) -> bool:
+    """A JSON integer as decoded: an ``int`` that is not a ``bool`` (Python's ``True`` is an int;
+    JSON's ``true`` is no number)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -117,8 +123,7 @@ def _json_kind(value: Any) -> str:
 
 def _check_version(obj: Mapping[str, Any], what: str, allowed: tuple[int, ...]) -> int:
     version = obj.get("version")
-    # bool is an int in Python; JSON true is not a version.
-    if not isinstance(version, int) or isinstance(version, bool) or version not in allowed:
+    if not is_json_int(version) or version not in allowed:
         expected = " or ".join(str(v) for v in allowed)
         shown = "missing" if "version" not in obj else json.dumps(version)
         raise InvalidInput(f"{what} has version {shown}; expected {expected}")
@@ -273,7 +278,7 @@ def change_number(node_name: str) -> int:
 
 def notification_name(number: int) -> str:
     """The node name ZooKeeper gives the ``number``-th notification (10 digits, zero padded)."""
-    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= _MAX_SEQUENCE:
+    if not is_json_int(number) or not 0 <= number <= _MAX_SEQUENCE:
         raise InvalidInput(
             f"change number {number!r} is not a ZooKeeper sequence number (0..{_MAX_SEQUENCE})"
         )

@@ -37,6 +37,7 @@ from configctl.audit.schema import BROKER_DEFAULT_PATH, is_sensitive
 from configctl.digests import comparable, digest, is_digest
 from configctl.errors import InvalidInput
 from configctl.files import read_json
+from configctl.znodes import is_json_int
 
 if TYPE_CHECKING:
     from configctl.store import ConfigStore
@@ -90,7 +91,7 @@ class ExpectedState:
         if not isinstance(data, dict):
             raise ValueError("a desired state is a JSON object")
         latest = data.get("latest_change_number")
-        if latest is not None and (not isinstance(latest, int) or isinstance(latest, bool)):
+        if latest is not None and not is_json_int(latest):
             raise ValueError("latest_change_number must be an integer or null")
         rows = data.get("expected", [])
         if not isinstance(rows, list):
@@ -100,7 +101,7 @@ class ExpectedState:
             if not isinstance(row, dict):
                 raise ValueError(f"expected[{index}] is not an object")
             broker_id, path, name, value = (row.get(k) for k in ("broker_id", "entity_path", "name", "value"))
-            if broker_id is not None and (not isinstance(broker_id, int) or isinstance(broker_id, bool)):
+            if broker_id is not None and not is_json_int(broker_id):
                 raise ValueError(f"expected[{index}].broker_id must be an integer or null")
             if not isinstance(path, str) or not path or not isinstance(name, str) or not name:
                 raise ValueError(f"expected[{index}] needs a non-empty entity_path and name")

@@ -35,7 +35,7 @@ from configctl.entities import Entity
 from configctl.errors import InvalidInput, one_line
 from configctl.rollout.parsing import MAX_DURATION_SECONDS, MAX_WAVES
 from configctl.store import version_after
-from configctl.znodes import RolloutZNode
+from configctl.znodes import RolloutZNode, is_json_int
 
 FORMAT = "configctl-rollout/1"
 CANARY = "canary"
@@ -419,7 +419,7 @@ def _flag(value: Any) -> bool:
 
 
 def _integer(value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_json_int(value):
         raise TypeError(f"{type(value).__name__}, not an integer")
     if not low <= value <= high:
         raise ValueError(f"{value} is not within {low}..{high}")
