@@ -50,19 +50,19 @@ kafka-clean:
 demo: $(STAMP) $(KAFKA_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/tour.sh
 
-test: $(STAMP) $(KAFKA_STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
-
 # Debian's chromium for the real-browser tests (Playwright drives it; it downloads no browser of its
 # own). Installed only when missing: a no-op on a machine that has it. Needs root (apt-get).
 CHROMIUM ?= /usr/bin/chromium
+
+# Everything, the console in a real browser included (tests/browser: chromium is installed first).
+test: $(STAMP) $(KAFKA_STAMP) browser
+	CONFIGCTL_BROWSER_TESTS=1 CONFIGCTL_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 browser:
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@$(CHROMIUM) --version
 
-# The console in a real browser (tests/browser), against real ZooKeeper and listener processes;
-# make test skips them (docs/console.md says why).
+# Only the console in a real browser (tests/browser), against real ZooKeeper and listener processes.
 test-browser: $(STAMP) browser
 	CONFIGCTL_BROWSER_TESTS=1 CONFIGCTL_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
 
