@@ -200,3 +200,40 @@ def test_the_fold_keeps_what_the_broker_refused_until_the_entity_applies_cleanly
     refused = applied.fold(records, 150_000).problems["topics/a"]
     assert refused[0]["kind"] == "poison" and refused[0]["change_number"] == 1
     assert "topics/a" not in applied.fold(records, 200_000).problems
+
+
+FOREIGN_LINES = [
+    '{"v":1,"kind":"applied","broker_id":1,"change_num',  # torn
+    '{"v":2,"kind":"applied","broker_id":1,"applied_at_ms":5}',  # another version
+    '["v", 1]',
+    '{"v":1,"kind":"applied","broker_id":Infinity,"applied_at_ms":5}',  # int() overflows
+    '{"v":1,"kind":"applied","broker_id":"one","applied_at_ms":5}',
+    '{"v":1,"kind":"applied","broker_id":1}',  # no time
+    '{"v":1,"kind":"applied","broker_id":1,"applied_at_ms":5,"keys":7}',
+    '{"v":1,"kind":"applied","broker_id":1,"applied_at_ms":5,"keys":[{"key":"k","old":null}]}',
+    '{"v":1,"kind":"applied","broker_id":1,"applied_at_ms":5,"problems":3}',
+    '{"v":1,"keys":' + "[" * 100_000,  # nested deeper than the decoder recurses
+]
+
+
+def test_a_foreign_line_is_skipped_and_counted_by_every_reader_never_fatal(tmp_path):
+    manager = DynamicConfigManager(1, STATIC)
+    log = AppliedLog(tmp_path, 1, fsync=False)
+    apply(manager, log, "topics/a", {"retention.ms": "1000"}, 1)
+    log.observed(
+        [Problem(MISMATCH, "topics/a", 1, "differs", key="retention.ms", expected="1000", reported="9")]
+    )
+    segment = tmp_path / "applied" / "broker-1-00000001.jsonl"
+    good = segment.read_text()
+    text = FOREIGN_LINES[0] + "\n" + good + "\n\n" + "\n".join(FOREIGN_LINES[1:]) + "\n"
+    assert all(applied.parse(line) is None for line in FOREIGN_LINES)
+    parsed, scanned = applied.ReadStats(), applied.ReadStats()
+    records = list(applied.parse_lines(text, parsed))
+    # the light reader the timeline uses takes exactly the same lines, field for field
+    assert list(applied.scan_lines(text, scanned)) == [r.light() for r in records]
+    assert [r.kind for r in records] == ["applied", "observed"]
+    assert (parsed.lines, parsed.skipped) == (scanned.lines, scanned.skipped) == (12, 10)
+    segment.write_text(text)
+    stats = applied.ReadStats()
+    assert [r.kind for r in applied.read(tmp_path, 1, stats)] == ["applied", "observed"]
+    assert stats.lines - stats.skipped == 2
