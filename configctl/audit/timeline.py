@@ -6,10 +6,14 @@ segment whole (one row per file: a segment is at most ``--applied-log-max-bytes`
 order inside its file is what the rule needs), groups the segments by broker, and parses each
 broker's log in order on an executor.
 
-- ``--timeline``: each broker's records become its ``((entity_path, key), event)`` pairs by
-  :func:`configctl.travel.timeline.events`; Spark groups them by ``(entity_path, key)`` and folds
-  each group with :func:`configctl.travel.timeline.key_intervals`. The interval rule has one
+- ``--timeline``: each broker's lines become its ``((entity_path, key), event)`` pairs by
+  :func:`configctl.travel.timeline.light_events`; Spark groups them by ``(entity_path, key)`` and
+  folds each group with :func:`configctl.travel.timeline.key_intervals`. The interval rule has one
   home, the pure module; this one only distributes it (tests check both give the same answer).
+  Every line of the fleet crosses Python once: read as a plain tuple
+  (:func:`configctl.applied.scan_lines`, no record object), turned into events, and each broker's
+  events of one key shipped as one list; nothing is cached, and one action gives both the
+  intervals listed and how many there are.
 - ``--at T``: each broker's log is folded to T by :func:`configctl.applied.fold` (the fold
   ``describe --effective --at`` uses) and written out as the snapshot lines the broker would
   have had (docs/reference/snapshots.md) for every key its log knows; the ordinary audit
@@ -23,6 +27,7 @@ nothing leaves this module in clear.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import os
 import sys
@@ -40,7 +45,7 @@ from configctl.audit.options import AuditInputError
 from configctl.audit.schema import CORRUPT_COLUMN, is_sensitive, snapshot_schema
 from configctl.digests import digest, is_digest
 from configctl.travel import timeline as rule
-from configctl.travel.timeline import Event, Interval
+from configctl.travel.timeline import Interval, Move
 
 _NULL = "null"
 _NO_LOGS = (
@@ -77,38 +82,72 @@ def read_segments(spark: SparkSession, path: str) -> DataFrame:
         raise AuditInputError(f"cannot read applied logs at {path}: {_first_line(exc)}") from None
 
 
-def broker_logs(spark: SparkSession, path: str) -> tuple[RDD[tuple[int, list[applied.Record]]], Any]:
-    """Each broker's records, oldest first (its segments in order), and an accumulator of
-    ``(lines, skipped, newest applied_at_ms)``: a torn or foreign line is skipped and counted, never fatal.
-
-    The segments are brought together by broker and put in order by the JVM (a repartition and a
-    sort within partitions: no file's text is pickled through a Python shuffle), then each
-    partition's run of one broker's segments is parsed in Python. Whether a file is a segment is
-    :func:`configctl.applied.segment_of`'s to say; the numbers SQL extracts only order them.
+def _ordered_segments(spark: SparkSession, path: str) -> DataFrame:
+    """The segments brought together by broker and put in order by the JVM (a repartition and a
+    sort within partitions: no file's text is pickled through a Python shuffle), so each
+    partition holds whole brokers, each one's segments in sequence order. Whether a file is a
+    segment is :func:`configctl.applied.segment_of`'s to say; the numbers SQL extracts only order them.
     """
     _workers_run_this_python(spark)
-    counts = spark.sparkContext.accumulator((0, 0, 0), _Counts())
     segments = read_segments(spark, path).selectExpr(
         "file",
         "value",
         "CAST(regexp_extract(file, 'broker-([0-9]+)-[0-9]+\\.jsonl$', 1) AS INT) AS broker",
         "CAST(regexp_extract(file, '-([0-9]+)\\.jsonl$', 1) AS BIGINT) AS seq",
     )
-    ordered = segments.repartition(spark.sparkContext.defaultParallelism, "broker").sortWithinPartitions(
+    return segments.repartition(spark.sparkContext.defaultParallelism, "broker").sortWithinPartitions(
         "broker", "seq", "file"
     )
 
+
+def _runs(rows: Iterable[Any]) -> Iterator[tuple[int, Iterator[tuple[int, str]]]]:
+    """A partition's rows as ``(broker, its segments' texts in order)``."""
+    located = ((applied.segment_of(row[0]), row[1]) for row in rows)
+    mine = ((found[0], text) for found, text in located if found is not None)
+    return itertools.groupby(mine, key=lambda item: item[0])
+
+
+def broker_logs(spark: SparkSession, path: str) -> tuple[RDD[tuple[int, list[applied.Record]]], Any]:
+    """Each broker's records, oldest first (its segments in order), and an accumulator of
+    ``(lines, skipped, newest applied_at_ms, brokers)``: a torn or foreign line is skipped and
+    counted, never fatal."""
+    counts = spark.sparkContext.accumulator((0, 0, 0, 0), _Counts())
+
     def parsed(rows: Iterable[Any]) -> Iterator[tuple[int, list[applied.Record]]]:
-        located = ((applied.segment_of(row["file"]), row["value"]) for row in rows)
-        mine = ((found[0], text) for found, text in located if found is not None)
-        for broker, run in itertools.groupby(mine, key=lambda item: item[0]):
+        for broker, run in _runs(rows):
             stats = applied.ReadStats()
             records = [r for _, text in run for r in applied.parse_lines(text, stats)]
             newest = max((r.applied_at_ms for r in records), default=0)
-            counts.add((stats.lines, stats.skipped, newest))
+            counts.add((stats.lines, stats.skipped, newest, 1))
             yield broker, records
 
-    return ordered.rdd.mapPartitions(parsed), counts
+    return _ordered_segments(spark, path).rdd.mapPartitions(parsed), counts
+
+
+def broker_moves(spark: SparkSession, path: str) -> tuple[RDD[tuple[tuple[str, str], list[Move]]], Any]:
+    """Each broker's events by ``(entity_path, key)``: one ``(pair, [event, ...])`` row per broker
+    and key, each event a plain :data:`configctl.travel.timeline.Move` tuple; and the accumulator
+    of :func:`broker_logs`. The timeline's one pass over every line in Python, so nothing is
+    built that the rule does not read: no record object, no event object, no row per event
+    through the shuffle (one list per broker and key)."""
+    counts = spark.sparkContext.accumulator((0, 0, 0, 0), _Counts())
+
+    def moved(rows: Iterable[Any]) -> Iterator[tuple[tuple[str, str], list[Move]]]:
+        for _, run in _runs(rows):
+            stats = applied.ReadStats()
+            lines = [line for _, text in run for line in applied.scan_lines(text, stats)]
+            grouped: dict[tuple[str, str], list[Move]] = {}
+            for pair, move in rule.light_events(lines):
+                found = grouped.get(pair)
+                if found is None:
+                    grouped[pair] = [move]
+                else:
+                    found.append(move)
+            newest = max((line[4] for line in lines), default=0)
+            counts.add((stats.lines, stats.skipped, newest, 1))
+            yield from grouped.items()
+
+    return _ordered_segments(spark, path).rdd.mapPartitions(moved), counts
 
 
 def _workers_run_this_python(spark: SparkSession) -> None:
@@ -126,15 +165,15 @@ def _workers_run_this_python(spark: SparkSession) -> None:
 
 
 class _Counts(AccumulatorParam):
-    """Adds ``(lines, skipped)`` and keeps the newest time."""
+    """Adds ``(lines, skipped, _, brokers)`` and keeps the newest time."""
 
-    def zero(self, value: tuple[int, int, int]) -> tuple[int, int, int]:
-        return (0, 0, 0)
+    def zero(self, value: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+        return (0, 0, 0, 0)
 
     def addInPlace(  # Spark's name
-        self, a: tuple[int, int, int], b: tuple[int, int, int]
-    ) -> tuple[int, int, int]:
-        return (a[0] + b[0], a[1] + b[1], max(a[2], b[2]))
+        self, a: tuple[int, int, int, int], b: tuple[int, int, int, int]
+    ) -> tuple[int, int, int, int]:
+        return (a[0] + b[0], a[1] + b[1], max(a[2], b[2]), a[3] + b[3])
 
 
 def first_applied_ms(logs: RDD[tuple[int, list[applied.Record]]], change: int) -> int | None:
@@ -150,22 +189,29 @@ def first_applied_ms(logs: RDD[tuple[int, list[applied.Record]]], change: int) -
 # -- the timeline ----------------------------------------------------------------------------------
 
 
-def intervals_rdd(logs: RDD[tuple[int, list[applied.Record]]], window: Window) -> RDD[Interval]:
-    """The disagreement intervals overlapping ``window``: events per broker, grouped by
-    ``(entity_path, key)``, each group folded by the pure rule. Events cross the shuffle as plain
-    tuples (a dataclass pickles several times slower)."""
+def intervals_rdd(moves: RDD[tuple[tuple[str, str], list[Move]]], window: Window) -> RDD[Interval]:
+    """The disagreement intervals overlapping ``window``: every broker's events of one
+    ``(entity_path, key)`` brought together and folded by the pure rule."""
     since, until = window.since_ms, window.until_ms
     return (
-        logs.flatMap(
-            lambda item: (
-                (pair, (e.at_ms, e.broker_id, e.change_number, e.value, e.known))
-                for pair, e in rule.events(item[1])
-            )
-        )
-        .groupByKey()
-        .flatMap(lambda group: rule.key_intervals(*group[0], (Event(*fields) for fields in group[1])))
+        moves.groupByKey()
+        .flatMap(lambda group: rule.key_intervals(*group[0], itertools.chain.from_iterable(group[1])))
         .filter(lambda interval: rule.overlaps(interval, since, until))
     )
+
+
+def first_intervals(found: RDD[Interval], limit: int) -> tuple[list[Interval], int]:
+    """The first ``limit`` intervals in :func:`configctl.travel.timeline.order` (or one more, to
+    tell a cut list from a whole one) and how many there are, in one pass: each partition sends
+    its own first ones and its count, so the intervals are found once (no cache, no second job)."""
+
+    def firsts(intervals: Iterable[Interval]) -> Iterator[tuple[int, list[Interval]]]:
+        everyone = list(intervals)
+        yield len(everyone), heapq.nsmallest(limit + 1, everyone, key=rule.order)
+
+    parts = found.mapPartitions(firsts).collect()
+    listed = heapq.nsmallest(limit + 1, itertools.chain.from_iterable(p[1] for p in parts), key=rule.order)
+    return listed, sum(p[0] for p in parts)
 
 
 def timeline(
@@ -177,25 +223,16 @@ def timeline(
 ) -> dict[str, Any]:
     """The ``audit --timeline`` document: ``{"intervals": [...]}`` oldest first, cut at ``limit``,
     with how many brokers and lines were read, lines skipped and intervals left out."""
-    logs, counts = broker_logs(spark, path)
-    logs = logs.persist(StorageLevel.MEMORY_AND_DISK)
+    moves, counts = broker_moves(spark, path)
     try:
-        found = intervals_rdd(logs, window).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            listed = found.takeOrdered(limit + 1, key=rule.order)
-            total = len(listed) if len(listed) <= limit else found.count()
-            brokers = logs.count()
-        finally:
-            found.unpersist()
+        listed, total = first_intervals(intervals_rdd(moves, window), limit)
     except PySparkException as exc:
         from configctl.audit.job import _first_line
 
         raise AuditInputError(f"the timeline failed: {_first_line(exc)}") from None
-    finally:
-        logs.unpersist()
+    lines, skipped, newest, brokers = counts.value
     if not brokers:
         raise AuditInputError(_NO_LOGS.format(path=path))
-    lines, skipped, newest = counts.value
     return {
         "since_ms": window.since_ms,
         "until_ms": window.until_ms,

@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple, TypeAlias
 
-from configctl.applied import APPLIED, LOAD, OBSERVED, Record
+from configctl.applied import APPLIED, LOAD, OBSERVED, Light, Record
 from configctl.entities import DEFAULT
 from configctl.sources import DYNAMIC_DEFAULT_BROKER_CONFIG, SERVER_PROPERTIES_SOURCES
 
@@ -66,15 +67,22 @@ class Interval:
         }
 
 
-@dataclass(frozen=True)
-class Event:
-    """One broker's value of one key moved (``known`` False: it is unknown from now on)."""
+class Event(NamedTuple):
+    """One broker's value of one key moved (``known`` False: it is unknown from now on).
+
+    A tuple, so :func:`key_intervals` takes these or plain ``(at_ms, broker_id, change_number,
+    value, known)`` tuples alike: a Spark job ships plain tuples (they pickle several times
+    faster than objects) and folds them without rebuilding an object per event."""
 
     at_ms: int
     broker_id: int
     change_number: int | None
     value: str | None
     known: bool = True
+
+
+Move: TypeAlias = tuple[int, int, int | None, str | None, bool]
+"""An :class:`Event`'s fields as a plain tuple."""
 
 
 def events(records: Iterable[Record]) -> Iterator[tuple[tuple[str, str], Event]]:
@@ -84,45 +92,55 @@ def events(records: Iterable[Record]) -> Iterator[tuple[tuple[str, str], Event]]
     broker ran from that load on: that is emitted at the load's time, so a broker that is slower
     than another is seen disagreeing from the first broker's apply to its own.
     """
+    for pair, move in light_events(record.light() for record in records):
+        yield pair, Event(*move)
+
+
+def light_events(records: Iterable[Light]) -> Iterator[tuple[tuple[str, str], Move]]:
+    """:func:`events` over records as :data:`configctl.applied.Light` tuples (what
+    :func:`configctl.applied.scan_lines` reads), each event a plain tuple: the rule itself, which
+    ``audit --timeline`` runs on every line of the fleet's logs without building an object per
+    record or per event."""
     seen: dict[int, set[tuple[str, str]]] = {}  # per broker: pairs its log spoke of since its load
     loaded_at: dict[int, tuple[int, int | None]] = {}  # per broker: its last load's time and change
-    for record in records:
-        broker = record.broker_id
-        mine = seen.setdefault(broker, set())
-        if record.kind == LOAD:
+    for kind, broker, number, path, at_ms, keys, _, name, reported in records:
+        mine = seen.get(broker)
+        if mine is None:
+            mine = seen[broker] = set()
+        if kind == LOAD:
             listed = {
-                (DEFAULT_BROKER_PATH, k.key): k.new
-                for k in record.keys
-                if k.new_source == DYNAMIC_DEFAULT_BROKER_CONFIG
+                (DEFAULT_BROKER_PATH, key[0]): key[3]
+                for key in keys
+                if key[4] == DYNAMIC_DEFAULT_BROKER_CONFIG
             }
             for pair in sorted(mine - listed.keys()):
-                yield pair, Event(record.applied_at_ms, broker, record.change_number, None, known=False)
+                yield pair, (at_ms, broker, number, None, False)
             for pair, value in sorted(listed.items()):
-                yield pair, Event(record.applied_at_ms, broker, record.change_number, value)
+                yield pair, (at_ms, broker, number, value, True)
             seen[broker] = set(listed)
-            loaded_at[broker] = (record.applied_at_ms, record.change_number)
+            loaded_at[broker] = (at_ms, number)
             continue
-        path = record.entity_path
         if path is None or not _shared(path):
             continue
-        if record.kind == APPLIED:
-            for key in record.keys:
-                pair = (path, key.key)
-                if pair not in mine and broker in loaded_at:
-                    known, before = _old(path, key.old, key.old_source)
+        if kind == APPLIED:
+            default = path == DEFAULT_BROKER_PATH
+            loaded = loaded_at.get(broker)
+            for key, old, old_source, new, _, stored in keys:
+                pair = (path, key)
+                if loaded is not None and pair not in mine:
+                    known, before = _old(path, old, old_source)
                     if known:
-                        at, number = loaded_at[broker]
-                        yield pair, Event(at, broker, number, before)
+                        yield pair, (loaded[0], broker, loaded[1], before, True)
                 mine.add(pair)
-                value = key.stored if path == DEFAULT_BROKER_PATH else key.new
-                yield pair, Event(record.applied_at_ms, broker, record.change_number, value)
-        elif record.kind == OBSERVED:
-            name = record.extra.get("key")
-            if isinstance(name, str):
-                reported = record.extra.get("reported")
-                mine.add((path, name))
-                value = None if reported is None else str(reported)
-                yield (path, name), Event(record.applied_at_ms, broker, record.change_number, value)
+                yield pair, (at_ms, broker, number, stored if default else new, True)
+        elif kind == OBSERVED and isinstance(name, str):
+            mine.add((path, name))
+            value = None if reported is None else str(reported)
+            yield (path, name), (at_ms, broker, number, value, True)
+
+
+_WHEN = itemgetter(0, 1)
+"""An event's ``(at_ms, broker_id)``: the order the rule takes events in."""
 
 
 def _old(path: str, value: str | None, source: str | None) -> tuple[bool, str | None]:
@@ -142,8 +160,9 @@ def _shared(entity_path: str) -> bool:
     return not entity_path.startswith("brokers/") or entity_path == DEFAULT_BROKER_PATH
 
 
-def key_intervals(entity_path: str, key: str, moves: Iterable[Event]) -> list[Interval]:
-    """The disagreement intervals of one key of one entity, from its events in any order.
+def key_intervals(entity_path: str, key: str, moves: Iterable[Event | Move]) -> list[Interval]:
+    """The disagreement intervals of one key of one entity, from its events (:class:`Event` or
+    :data:`Move` tuples) in any order.
 
     Linear in the events: the distinct values run are counted as brokers move, and an open
     interval takes in only the brokers that moved since it was last judged (with every broker
@@ -155,35 +174,36 @@ def key_intervals(entity_path: str, key: str, moves: Iterable[Event]) -> list[In
     current: Interval | None = None
     members: dict[str, set[int]] = {}  # the current interval's values, as sets
     found: list[Interval] = []
-    ordered = sorted(moves, key=lambda e: (e.at_ms, e.broker_id))
-    for index, event in enumerate(ordered):
-        before = running.pop(event.broker_id, None)
+    ordered = sorted(moves, key=_WHEN)  # stable: one broker's moves in one millisecond keep their order
+    last = len(ordered) - 1
+    for index, (at_ms, broker, number, value, known) in enumerate(ordered):
+        before = running.pop(broker, None)
         if before is not None:
             held[before] -= 1
             if not held[before]:
                 del held[before]
-        if event.known:
-            value = _NULL if event.value is None else event.value
-            running[event.broker_id] = value
+        if known:
+            value = _NULL if value is None else value
+            running[broker] = value
             held[value] += 1
-        moved.append(event.broker_id)
-        if index + 1 < len(ordered) and ordered[index + 1].at_ms == event.at_ms:
+        moved.append(broker)
+        if index < last and ordered[index + 1][0] == at_ms:
             continue  # brokers that moved in the same millisecond are judged together
         if len(held) > 1:
             if current is None:
-                current = Interval(entity_path, key, event.at_ms, None, opened_by_change=event.change_number)
+                current = Interval(entity_path, key, at_ms, None, opened_by_change=number)
                 found.append(current)
                 members = {}
                 joining = list(running.items())
             else:
                 joining = [(b, running[b]) for b in moved if b in running]
-            for broker, value in joining:
-                if broker not in members.setdefault(value, set()):
-                    members[value].add(broker)
-                    current.values.setdefault(value, []).append(broker)
+            for moving, running_value in joining:
+                if moving not in members.setdefault(running_value, set()):
+                    members[running_value].add(moving)
+                    current.values.setdefault(running_value, []).append(moving)
         elif current is not None:
-            current.end_ms = event.at_ms
-            current.closed_by_change = event.change_number
+            current.end_ms = at_ms
+            current.closed_by_change = number
             current = None
         moved = []
     return found

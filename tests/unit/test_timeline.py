@@ -108,3 +108,47 @@ def test_a_restart_makes_a_broker_unknown_until_its_log_speaks_again(tmp_path):
     (interval,) = intervals(fleet_records(tmp_path))  # 200: both moved in the same ms, no interval
     assert (interval.start_ms, interval.end_ms, interval.closed_by_change) == (300_000, 400_000, 1)
     assert interval.values == {"2": [1], "1": [2]}
+
+
+def test_the_rule_over_lines_read_as_plain_tuples_is_the_rule_over_records(tmp_path):
+    """What ``audit --timeline`` folds on its executors (lines read as plain tuples, events shipped
+    as plain tuples) gives exactly the intervals of the records."""
+    from itertools import chain
+
+    from configctl.travel.timeline import key_intervals, light_events
+
+    one, two = Broker(tmp_path, 1), Broker(tmp_path, 2)
+    one.load(100)
+    two.load(100)
+    one.apply(150, "brokers/1", {"log.retention.ms": "1000"}, 1)
+    for broker, at in ((one, 200), (two, 230)):
+        broker.apply(at, "brokers/<default>", {"log.retention.ms": "7200000"}, 2)
+        broker.apply(at + 1, "topics/t", {"retention.ms": "1"}, 3)
+    one.apply(300, "topics/t", {"retention.ms": "2"}, 4)
+    two.load(400)
+    two.log.observed(
+        [
+            Problem(
+                MISMATCH,
+                "topics/t",
+                4,
+                "differs",
+                key="cleanup.policy",
+                expected="compact",
+                reported="delete",
+            )
+        ]
+    )
+    want = intervals(fleet_records(tmp_path))
+    assert len(want) >= 3
+    grouped: dict = {}
+    for broker in (1, 2):
+        text = (tmp_path / "applied" / applied.segment_name(broker, 1)).read_text()
+        mine: dict = {}
+        for pair, move in light_events(applied.scan_lines(text)):
+            assert type(move) is tuple
+            mine.setdefault(pair, []).append(move)
+        for pair, moves in mine.items():
+            grouped.setdefault(pair, []).append(moves)
+    got = [i for pair, lists in grouped.items() for i in key_intervals(*pair, chain.from_iterable(lists))]
+    assert sorted(got, key=lambda i: (i.start_ms, i.entity_path, i.key)) == want
