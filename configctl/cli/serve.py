@@ -3,15 +3,21 @@
 Parses where to listen and the token, opens the store the global options describe (the same
 connection settings, profile, TLS and SASL as every command: :func:`configctl.cli.context.open_store`),
 starts the one watch hub and hands everything to :mod:`configctl.console.app` under uvicorn.
-Bad input is one line: a ``--bind`` that is not ``HOST:PORT``, or an address other than loopback
-without a token, exits 2 (a usage error); a port that is taken, 7.
+Bad input is one line: a ``--bind`` that is not ``HOST:PORT``, an address other than loopback
+without a token, or ``--allow-actions`` without a token, exits 2 (a usage error); a port that is
+taken, 7.
+
+``--allow-actions`` is the one way the console writes: it opens a second store, whose identity is
+the first's plus ``via console`` (:mod:`configctl.console.actions`), and every action must carry
+the token, even on loopback. Without it the console stays read-only.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 import click
@@ -19,6 +25,7 @@ import uvicorn
 
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
+from configctl.console.actions import Actions, console_identity
 from configctl.console.app import create_app
 from configctl.console.documents import AuditFile
 from configctl.console.fanout import Fanout
@@ -27,6 +34,7 @@ from configctl.console.security import BadBind, Bind, check_token, parse_bind
 from configctl.errors import EnvironmentProblem, one_line
 from configctl.files import read_text
 from configctl.settings import BY_NAME, environment_value
+from configctl.store import ConfigStore
 
 TOKEN_SETTING = "serve-token"
 TOKEN_VARIABLE = BY_NAME[
@@ -53,6 +61,20 @@ def _listen(where: Bind) -> socket.socket:
         raise EnvironmentProblem(
             f"cannot listen on {where.host}:{where.port}: {one_line(exc.strerror or exc)}"
         ) from None
+
+
+@contextmanager
+def _actions(allowed: bool, store: ConfigStore) -> Iterator[Actions | None]:
+    """The actions' own store (``--allow-actions``), writing as ``<identity> via console``; else None.
+
+    A store of its own so the history names the console, while the read store the watch hub
+    shares keeps the operator's plain identity and never writes.
+    """
+    if not allowed:
+        yield None
+        return
+    with open_store(reason_identity=console_identity(store.identity)) as acting:
+        yield Actions(acting)
 
 
 class _Server(uvicorn.Server):
@@ -88,14 +110,21 @@ class _Server(uvicorn.Server):
     metavar="FILE",
     help="The audit's JSON document (configctl audit --json-file) for the Drift page; re-read when it changes.",
 )
+@click.option(
+    "--allow-actions",
+    is_flag=True,
+    help="Let the Rollouts page abort a rollout (as configctl rollout abort, recorded as <identity> via "
+    "console); every action needs the token, even on loopback. Without it the console is read-only.",
+)
 @global_options
-def serve(bind: str, token_file: str | None, audit_json: str | None) -> None:
-    """Serve the fleet console: a live, read-only web view of what every broker runs.
+def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actions: bool) -> None:
+    """Serve the fleet console: a live web view of what every broker runs, read-only unless --allow-actions.
 
     \b
       configctl serve                                   # http://127.0.0.1:8642/
       configctl serve --audit-json audit.json
       CONFIGCTL_SERVE_TOKEN=... configctl serve --bind 0.0.0.0:8642
+      configctl serve --allow-actions --token-file ~/.config/configctl/console.token
     """
     try:
         where = parse_bind(bind)
@@ -107,13 +136,19 @@ def serve(bind: str, token_file: str | None, audit_json: str | None) -> None:
             f"--bind {bind} is not a loopback address: serving beyond this machine needs a token "
             f"(--token-file FILE or {TOKEN_VARIABLE})"
         )
+    if allow_actions and token is None:
+        raise click.UsageError(
+            f"--allow-actions needs a token (--token-file FILE or {TOKEN_VARIABLE}): every action must "
+            "carry it, even on loopback"
+        )
     audit = None
     if audit_json is not None:
         audit = AuditFile(audit_json)
         audit.document()  # a file that is not an audit document is refused now, in one line
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("configctl.console.actions").setLevel(logging.INFO)  # every action, on stderr
     fanout = Fanout()
-    with _listen(where) as listening, open_store() as store:
+    with _listen(where) as listening, open_store() as store, _actions(allow_actions, store) as actions:
         hub = WatchHub(
             store,
             on_moved=lambda topic, version: fanout.publish(topic, {"topic": topic, "version": version}),
@@ -121,12 +156,16 @@ def serve(bind: str, token_file: str | None, audit_json: str | None) -> None:
         )
         hub.start()
         try:
-            app = create_app(store, hub, fanout, token=token, loopback_only=where.loopback, audit=audit)
-            port = listening.getsockname()[1]
-            guard = "every request needs the bearer token" if token else "loopback only"
-            click.echo(
-                f"configctl console on {where.url(port)} (read-only; {guard}); Ctrl-C stops it", err=True
+            app = create_app(
+                store, hub, fanout, token=token, loopback_only=where.loopback, audit=audit, actions=actions
             )
+            port = listening.getsockname()[1]
+            if actions is not None:
+                pages = "pages: loopback only" if where.loopback else "every request needs the bearer token"
+                guard = f"actions allowed with the bearer token, as {actions.identity}; {pages}"
+            else:
+                guard = "read-only; " + ("every request needs the bearer token" if token else "loopback only")
+            click.echo(f"configctl console on {where.url(port)} ({guard}); Ctrl-C stops it", err=True)
             config = uvicorn.Config(
                 app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
             )

@@ -4,11 +4,16 @@ Pages and documents the whole fleet shares (status, newest changes, rollouts) ar
 the hub (:mod:`.hub`) without touching ZooKeeper. What one page asks of its own (an entity, a
 rollout's plan) is read once per moment and shared: concurrent browsers asking the same thing
 wait for one read (:class:`Shared`), and the answer is kept until a document it depends on moves.
+
+The one state-changing route, ``POST /api/rollouts/{id}/abort``, exists only in name unless
+``serve --allow-actions`` handed over :class:`~.actions.Actions`: it passes the
+:class:`~.security.ActionGate` first, and answers with the CLI's document and exit status.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from collections import OrderedDict
@@ -25,16 +30,20 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from configctl.console import documents, views
+from configctl.console.actions import Actions, check_reason
 from configctl.console.fanout import Fanout, message
 from configctl.console.hub import CHANGES, ROLLOUTS, STATUS, WatchHub
-from configctl.console.security import Guard
-from configctl.errors import ConfigctlError, InvalidInput, NotFound, PermissionDenied, one_line
+from configctl.console.security import ActionGate, Guard, Refused
+from configctl.errors import ConfigctlError, InvalidInput, NotFound, PermissionDenied, one_line, printable
 from configctl.store import ConfigStore
 
 log = logging.getLogger(__name__)
 
 DETAILED_ROLLOUTS = 10
 """Rollouts whose plan and events the Rollouts page shows: the open ones, then the newest."""
+
+ACTION_BODY_LIMIT = 16 * 1024
+"""An action's JSON is a reason; a larger body is refused before it is read whole."""
 
 
 class Shared:
@@ -90,9 +99,12 @@ def create_app(
     token: str | None,
     loopback_only: bool,
     audit: documents.AuditFile | None,
+    actions: Actions | None = None,
 ) -> Starlette:
-    """The console, reading through ``store`` (opened by the caller) and ``hub`` (started)."""
+    """The console, reading through ``store`` (opened by the caller) and ``hub`` (started);
+    ``actions`` (``serve --allow-actions``, which also requires ``token``) may write."""
     shared = Shared()
+    gate = ActionGate(token, enabled=actions is not None)
 
     def problem() -> str | None:
         return hub.problem
@@ -188,7 +200,64 @@ def create_app(
         listing = hub.document(ROLLOUTS)
         key = ("rollouts", hub.version_key())  # the brokers' progress moves it too
         details = await run_in_threadpool(shared.get, key, lambda: rollout_details(listing))
-        return HTMLResponse(views.rollouts_page(listing, details, problem(), seen))
+        return HTMLResponse(views.rollouts_page(listing, details, problem(), seen, actions=gate.enabled))
+
+    # -- actions ----------------------------------------------------------------------------------
+
+    def refused(request: Request, why: Refused) -> Response:
+        """Every refused action is logged: someone tried to change the fleet through the console."""
+        client = request.client.host if request.client else "?"
+        log.warning(
+            "console: refused %s %s from %s: %d %s",
+            request.method,
+            printable(request.url.path),
+            client,
+            why.status,
+            printable(why.text),
+        )
+        return JSONResponse({"error": why.text}, status_code=why.status, headers=why.headers)
+
+    async def action_body(request: Request) -> dict[str, Any] | Refused:
+        """The request's JSON object, read no further than :data:`ACTION_BODY_LIMIT`."""
+        too_large = Refused(413, f"the request body is larger than {ACTION_BODY_LIMIT} bytes")
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > ACTION_BODY_LIMIT:
+            return too_large
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > ACTION_BODY_LIMIT:
+                return too_large
+        try:
+            given = json.loads(body or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            raise InvalidInput("the request body is not JSON") from None
+        if not isinstance(given, dict):
+            raise InvalidInput('the request body must be a JSON object: {"reason": "why"}')
+        unknown = sorted(set(given) - {"reason"})
+        if unknown:
+            raise InvalidInput(
+                f"unknown field(s) {', '.join(map(repr, unknown))[:200]}: an abort takes a reason only "
+                "(--force stays with the CLI: configctl rollout abort --force ID)"
+            )
+        return given
+
+    async def abort_rollout(request: Request) -> Response:
+        why = gate.check(request.headers)
+        if why is not None or actions is None:
+            return refused(request, why or Refused(403, "actions are off"))
+        try:
+            given = await action_body(request)
+            if isinstance(given, Refused):
+                return refused(request, given)
+            reason = check_reason(given.get("reason"))
+        except ConfigctlError as exc:
+            return refused(request, Refused(400, one_line(exc.message, 500)))
+        client = request.client.host if request.client else ""
+        done = await run_in_threadpool(
+            actions.abort, request.path_params["rollout_id"], reason, client=client
+        )
+        return JSONResponse(done.to_json(), status_code=done.http_status)
 
     # -- drift ------------------------------------------------------------------------------------
 
@@ -260,6 +329,7 @@ def create_app(
         Route("/api/status", api_status),
         Route("/api/entity/{path:path}", api_entity),
         Route("/api/rollouts", api_rollouts),
+        Route("/api/rollouts/{rollout_id}/abort", abort_rollout, methods=["POST"]),
         Route("/api/drift", api_drift),
         Route("/api/console", api_console),
         Route("/events", events),
@@ -267,7 +337,7 @@ def create_app(
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(Guard, token=token, loopback_only=loopback_only)],
+        middleware=[Middleware(Guard, token=token, loopback_only=loopback_only, actions=gate.enabled)],
         exception_handlers={404: not_found, Exception: crashed},
         lifespan=lifespan,
     )

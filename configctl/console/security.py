@@ -5,6 +5,12 @@
   every request must carry ``Authorization: Bearer <token>`` (401 otherwise).
 * On loopback without a token, only requests naming a loopback host are answered: a web page
   elsewhere cannot reach the console through DNS rebinding.
+* Actions (``serve --allow-actions``) need the token even on loopback, where the pages stay as
+  they are without one (loopback host names only), so an operator behind an SSH tunnel reads
+  freely and types the token to act. An action is refused (:class:`ActionGate`) unless it carries
+  the token in its ``Authorization`` header (never a cookie or the query string, which a browser
+  would send or leak by itself), is a JSON ``POST``, and comes from the console's own origin: a
+  page elsewhere can make a browser send a form or a simple request, never these headers.
 * Every response carries a strict Content-Security-Policy (scripts and styles from the console
   itself only, no inline script or style, nothing external), ``nosniff``, no framing, no referrer.
 """
@@ -13,8 +19,10 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -89,12 +97,19 @@ _LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 
 
 class Guard:
-    """ASGI middleware: the token (when one is set), the Host check on loopback, and the headers."""
+    """ASGI middleware: the token (when one is set), the Host check on loopback, and the headers.
 
-    def __init__(self, app: ASGIApp, *, token: str | None, loopback_only: bool) -> None:
+    With ``actions`` on loopback the token guards the actions only (:class:`ActionGate`): the
+    pages keep the loopback rule, else a browser behind an SSH tunnel could not open them.
+    """
+
+    def __init__(
+        self, app: ASGIApp, *, token: str | None, loopback_only: bool, actions: bool = False
+    ) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
-        self.loopback_only = loopback_only and token is None
+        reads_need_token = token is not None and not (actions and loopback_only)
+        self.expected = f"Bearer {token}".encode() if reads_need_token else None
+        self.loopback_only = loopback_only and not reads_need_token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -131,3 +146,69 @@ async def _plain(send: Any, status: int, text: str, *, bearer: bool = False) -> 
         headers.append((b"www-authenticate", b'Bearer realm="configctl"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": (text + "\n").encode()})
+
+
+# -- actions ----------------------------------------------------------------------------------------
+
+ACTIONS_OFF = "this console is read-only: actions are off (configctl serve --allow-actions turns them on)"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why an action request is not carried out, as its HTTP status and one line."""
+
+    status: int
+    text: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="configctl"'} if self.status == 401 else {}
+
+
+class ActionGate:
+    """The checks every state-changing request passes before anything is done.
+
+    * actions on at all (``serve --allow-actions``), else 403;
+    * ``Authorization: Bearer <token>``, compared in constant time, else 401: a browser never
+      adds this header by itself, so no other site can borrow a logged-in browser for it;
+    * an ``Origin`` (and ``Sec-Fetch-Site``), when the browser sends one, naming the console itself,
+      else 403;
+    * ``Content-Type: application/json``, else 415: a cross-site form can only send form types.
+    """
+
+    def __init__(self, token: str | None, *, enabled: bool) -> None:
+        self.enabled = enabled and token is not None
+        self.expected = f"Bearer {token}".encode() if token else b""
+
+    def check(self, headers: Mapping[str, str]) -> Refused | None:
+        """``headers`` as Starlette gives them (case-insensitive); None when the request may act."""
+        if not self.enabled:
+            return Refused(403, ACTIONS_OFF)
+        given = headers.get("authorization", "").encode("latin-1", "replace")
+        if not hmac.compare_digest(given, self.expected):
+            return Refused(401, "an action needs the bearer token (Authorization: Bearer ...)")
+        origin = headers.get("origin")
+        if origin is not None and not same_origin(origin, headers.get("host", "")):
+            return Refused(403, "refused: the request comes from another origin than the console's")
+        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return Refused(403, "refused: the browser says the request comes from another site")
+        media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media != "application/json":
+            return Refused(415, "an action is a JSON request (Content-Type: application/json)")
+        return None
+
+
+def same_origin(origin: str, host: str) -> bool:
+    """Whether ``origin`` (``http://127.0.0.1:8642``) names the host the request was sent to.
+
+    The scheme may be ``https`` too (a proxy ending TLS in front of the console); the host and
+    port must be the ``Host`` the browser sent, which only the console answers to. ``null`` (a
+    sandboxed frame, a ``file:`` page) never is.
+    """
+    try:
+        parts = urlsplit(origin.strip())
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+        return False
+    return bool(host) and parts.netloc.lower() == host.strip().lower()

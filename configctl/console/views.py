@@ -4,7 +4,8 @@ Jinja2 with autoescaping on: every stored string (an entity name, a reason, a ho
 text) is text, never markup; a topic named ``<script>`` shows as ``<script>``. No template uses
 an inline script, an inline style or an external URL (the Content-Security-Policy of
 :mod:`.security` would refuse them anyway); the one script, ``/static/console.js``, sorts and
-filters tables and swaps in the page anew when ``/events`` says a document it shows moved.
+filters tables and swaps in the page anew when ``/events`` says a document it shows moved
+(the Rollouts page with actions on adds ``/static/actions.js``, its Abort buttons' script).
 """
 
 from __future__ import annotations
@@ -156,7 +157,11 @@ def rollouts_page(
     details: Mapping[str, Mapping[str, Any]],
     problem: str | None,
     versions: Mapping[str, int] | None = None,
+    *,
+    actions: bool = False,
 ) -> str:
+    """The Rollouts page; with ``actions`` (``serve --allow-actions``) each open rollout has an
+    Abort button, and the page loads ``/static/actions.js``, which asks for the token and a reason."""
     return _render(
         "rollouts.html",
         page="rollouts",
@@ -165,6 +170,7 @@ def rollouts_page(
         rollouts=rollouts,
         details=details,
         problem=problem,
+        actions=actions,
     )
 
 
