@@ -22,8 +22,9 @@ class Served:
         self.log = log
 
 
-def serve(zk_connect: str, *args: str) -> Served:
-    """``configctl serve`` on a free loopback port, returned once ``/api/console`` answers."""
+def serve(zk_connect: str, *args: str, env: dict[str, str] | None = None) -> Served:
+    """``configctl serve`` on a free loopback port, returned once ``/api/console`` answers
+    (``env``: a token in ``CONFIGCTL_SERVE_TOKEN``, as an operator gives it)."""
     import urllib.request
 
     port = free_port()
@@ -31,7 +32,7 @@ def serve(zk_connect: str, *args: str) -> Served:
     command = [sys.executable, "-m", "configctl", "serve", "--zookeeper", zk_connect,
                "--bind", f"127.0.0.1:{port}", *args]  # fmt: skip
     with log.open("w") as stderr:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=child_env())
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=child_env(env))
     served = Served(process, port, log)
 
     def up() -> bool:

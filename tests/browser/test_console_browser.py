@@ -149,3 +149,62 @@ def test_a_hostile_entity_name_renders_as_text(zk_connect, consoles, page):
     page.wait_for_timeout(300)
     assert page.errors == []  # no dialog opened, nothing ran
     assert page.url.endswith(quote(path, safe="/")) or "/entity/" in page.url
+
+
+def test_abort_from_the_rollouts_page(zk_connect, fleet_of_three, consoles, page):
+    token = "a-token-for-the-browser-test-0123"
+    consoles.append(console := serve(zk_connect, "--allow-actions", env={"CONFIGCTL_SERVE_TOKEN": token}))
+    open_live(page, console.url + "/rollouts")
+    canary = subprocess.Popen(
+        [sys.executable, "-m", "configctl", "--zookeeper", zk_connect, "alter", "--broker-defaults",
+         "--add-config", "log.retention.ms=7200000", "--reason", "ticket OPS-8",
+         "--canary", "1", "--soak", "120s", "--wait", "30", "-o", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), text=True,
+    )  # fmt: skip
+    try:
+        # the rollout appears by itself, soaking, with its Abort button
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('section.rollout h2'))"
+            ".some(h => h.textContent.trim().endsWith(': running'))"
+            " && document.querySelector('button[data-abort]') !== null"
+            " && document.querySelector('#rollout-list').textContent.includes('soaking')",
+            timeout=60_000,
+        )
+        button = page.locator("button[data-abort]")
+        rollout_id = button.get_attribute("data-abort")
+        button.click()
+        assert page.locator("#abort-dialog").is_visible()
+        assert page.locator("#abort-id").inner_text() == rollout_id
+        page.fill("#abort-token", token)
+        page.fill("#abort-reason", "latency up on broker 1")
+        started = time.monotonic()
+        page.click("#abort-confirm")
+        page.wait_for_function(
+            "() => /exit 0: aborted/.test(document.getElementById('action-result').textContent)",
+            timeout=30_000,
+        )
+        line = page.locator("#action-result").inner_text()
+        assert (
+            f"rollout {rollout_id}: exit 0: aborted" in line and "brokers/1" in line and "via console" in line
+        )
+        # the live update shows it aborted, and the button is gone
+        page.wait_for_function(
+            f"() => Array.from(document.querySelectorAll('section.rollout h2'))"
+            f".some(h => h.textContent.trim() === 'canary {rollout_id}: aborted')",
+            timeout=15_000,
+        )
+        print(f"click to the page showing the rollout aborted: {(time.monotonic() - started) * 1000:.0f} ms")
+        assert page.locator("button[data-abort]").count() == 0
+        assert not page.locator("#abort-dialog").is_visible()
+        # the token is kept for this tab only: sessionStorage, never a cookie
+        assert page.evaluate("() => sessionStorage.getItem('configctl-console-token')") == token
+        assert page.evaluate("() => document.cookie") == ""
+        out, err = canary.communicate(timeout=60)
+        assert canary.returncode == 11, err  # the canary's own process learnt it was aborted
+        assert json.loads(out)["failure"].startswith("aborted by someone else")
+        assert page.evaluate(NOT_RELOADED)
+        assert page.errors == []  # no script error, no policy violation, no refused request
+    finally:
+        if canary.poll() is None:
+            canary.kill()
+            canary.communicate()
