@@ -102,7 +102,8 @@ class _Server(uvicorn.Server):
     "--token-file",
     type=click.Path(dir_okay=False),
     metavar="FILE",
-    help="A bearer token every request must carry (Authorization: Bearer ...); else $CONFIGCTL_SERVE_TOKEN.",
+    help="A bearer token every request must carry (Authorization: Bearer ...); else $CONFIGCTL_SERVE_TOKEN. "
+    "On loopback with --allow-actions, only the actions.",
 )
 @click.option(
     "--audit-json",
@@ -113,12 +114,14 @@ class _Server(uvicorn.Server):
 @click.option(
     "--allow-actions",
     is_flag=True,
-    help="Let the Rollouts page abort a rollout (as configctl rollout abort, recorded as <identity> via "
-    "console); every action needs the token, even on loopback. Without it the console is read-only.",
+    help="Let the Rollouts page abort a rollout (as configctl rollout abort, recorded as your identity "
+    "'via console'); every action needs the token, even on loopback. Without it the console is read-only.",
 )
 @global_options
 def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actions: bool) -> None:
-    """Serve the fleet console: a live web view of what every broker runs, read-only unless --allow-actions.
+    """Serve the fleet console: a live, read-only web view of what every broker runs.
+
+    With --allow-actions (and a token) its Rollouts page may also abort a rollout.
 
     \b
       configctl serve                                   # http://127.0.0.1:8642/
