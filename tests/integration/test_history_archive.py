@@ -77,7 +77,9 @@ def test_the_archive_answers_past_zookeepers_records(zk_connect: str, tmp_path: 
         (retention,) = [c for c in document["configs"] if c["name"] == "retention.ms"]
         assert (retention["value"], retention["source"]) == ("1000", "DYNAMIC_TOPIC_CONFIG")
 
-        feed = cli(zk_connect, "history", "--since", iso(before_all), "--history-archive", str(out), "-o", "json")
+        feed = cli(
+            zk_connect, "history", "--since", iso(before_all), "--history-archive", str(out), "-o", "json"
+        )
         assert feed.returncode == 0, feed.stderr
         assert [e["version"] for e in json.loads(feed.stdout)] == [3, 2, 1, 0]
 
