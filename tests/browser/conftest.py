@@ -1,9 +1,9 @@
 """Real-browser tests of the console: Playwright driving Debian's ``chromium`` (see docs/console.md).
 
-They run when asked for (``make test-browser``, which installs the browser first, sets
-``CONFIGCTL_BROWSER_TESTS=1``); ``make test`` skips them, because installing a browser from the
-distribution is a system change CI should not depend on. Asked for without a browser, they fail
-rather than skip, so a green ``make test-browser`` always means a browser ran them.
+``make test`` and ``make test-browser`` run them (both install the browser first when it is
+missing and set ``CONFIGCTL_BROWSER_TESTS=1``); a bare ``pytest`` without that variable skips
+them. Asked for without a browser, they fail rather than skip, so a green ``make test`` always
+means a browser ran them.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ CHROMIUM = os.environ.get("CONFIGCTL_CHROMIUM") or shutil.which("chromium") or "
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip this directory's tests unless ``make test-browser`` asked for them."""
+    """Skip this directory's tests unless ``make test`` or ``make test-browser`` asked for them."""
     if ASKED:
         return
-    skip = pytest.mark.skip(reason="a real-browser test: make test-browser (installs chromium first)")
+    skip = pytest.mark.skip(
+        reason="a real-browser test: make test or make test-browser (installs chromium first)"
+    )
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
