@@ -18,6 +18,11 @@ closed:
   round trip of latency per batch, not per node), hand them to the handler in order, then purge.
   A notification that vanished before it could be read (another broker purged it) makes the
   next step a full reload: the change it announced is unknown, so everything is re-read.
+* **One state write per run of batches**: the handler publishes what it applied
+  (:meth:`ChangeHandler.flush`, a ZooKeeper write through the quorum) once the notifications at
+  hand are drained: when more work is already waiting after a step (a watch fired meanwhile),
+  the next step runs first, but never past :data:`PUBLISH_WITHIN_S` after the first unpublished
+  batch, so ``--wait`` still hears within that bound.
 * **Expiry without a round trip per node**: see :mod:`configctl.zk.purge`; best effort, it
   never holds up applying.
 * **Threading**: the recipes' callbacks only set flags; one worker thread does every ZooKeeper
@@ -41,6 +46,7 @@ answered with a full reload that follows the new numbering.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import threading
@@ -68,6 +74,9 @@ SPECULATE = 4
 """Notifications read ahead, in the listing's round trip, after the last one processed."""
 RECHECK_S = 30.0
 """A re-list this often (each wait drawn from 0.8-1.2 times it) even when no watch fired."""
+PUBLISH_WITHIN_S = 0.1
+"""An applied batch is published (:meth:`ChangeHandler.flush`) at most this long after it was
+applied while more work keeps arriving; at once when none is waiting."""
 
 
 class ChangeHandler(Protocol):
@@ -78,6 +87,10 @@ class ChangeHandler(Protocol):
 
     def process(self, notifications: Sequence[RawNotification]) -> None:
         """Apply new notifications (ascending, none missing between them)."""
+
+    def flush(self) -> None:
+        """Publish what the batches since the last flush applied (optional: a handler without it
+        publishes in :meth:`process`)."""
 
     def bad_notification_name(self, name: str) -> None:
         """A child of the notification path that is not a notification."""
@@ -103,13 +116,17 @@ class SequentialNotificationListener:
         clock: Callable[[], float] = time.time,
         name: str = "configctl-listener",
         recheck_s: float = RECHECK_S,
+        publish_within_s: float = PUBLISH_WITHIN_S,
     ) -> None:
         if change_expiration_ms <= 0:
             raise InvalidInput("change expiration must be a positive number of milliseconds")
         if not recheck_s > 0:
             raise InvalidInput("the re-check interval must be a positive number of seconds")
         self.recheck_s = float(recheck_s)
+        self.publish_within_s = float(publish_within_s)
         self.handler = handler
+        self._flush = getattr(handler, "flush", None)
+        self._unflushed_since: float | None = None  # monotonic time of the first batch not yet flushed
         self.change_expiration_ms = int(change_expiration_ms)
         self.session_watch = SessionWatch(
             session,
@@ -262,10 +279,16 @@ class SequentialNotificationListener:
                         self._counts["rechecks"] += 1
                         break
                     self._cond.wait(remaining)
-                if self._stopping:
-                    return
+                stopping = self._stopping
                 reload, self._need_reload = self._need_reload, False
                 self._need_check = False
+            if stopping:
+                # a batch applied in the last moments still reaches the snapshot and the state
+                # node (never waiting on a connection that is down: the session's end removes it)
+                if self._unflushed_since is not None and self.session_watch.connected:
+                    with contextlib.suppress(Exception):
+                        self._flush_if_due(False)
+                return
             try:
                 if not reload and self.session_watch.session_id != self._loaded_session:
                     reload = True
@@ -280,8 +303,10 @@ class SequentialNotificationListener:
                 warned.clear()
                 self.last_error = None
                 with self._cond:
-                    if not (self._need_reload or self._need_check):
+                    more = self._need_reload or self._need_check
+                    if not more:
                         self.pending_since = None
+                self._flush_if_due(more)
             except Exception as exc:
                 failures += 1
                 self._counts["errors"] += 1
@@ -295,6 +320,7 @@ class SequentialNotificationListener:
                 log.log(level, "listener step failed (will retry): %s", printable(self.last_error))
                 if not isinstance(exc, ConfigctlError):
                     log.debug("listener step failure", exc_info=True)
+                self._flush_if_due(False)  # what was applied before the failure is published
                 delay = backoff.next_delay()
                 with self._cond:
                     if reload:
@@ -303,6 +329,17 @@ class SequentialNotificationListener:
                     self._mark_pending()
                     if not self._stopping:
                         self._cond.wait(delay)
+
+    def _flush_if_due(self, more: bool) -> None:
+        """Publish what was applied unless more work waits and the bound has not passed: under a
+        burst of changes a listener writes its state once per run of steps, not once per step."""
+        since = self._unflushed_since
+        if since is None or self._flush is None:
+            return
+        if more and time.monotonic() - since < self.publish_within_s:
+            return
+        self._unflushed_since = None
+        self._flush()
 
     def _reload(self) -> None:
         """Full load for the current session: N0, load everything, then the watch (in _check)."""
@@ -324,6 +361,7 @@ class SequentialNotificationListener:
         if up_to is None:
             up_to = self._last
         self.handler.load_all(up_to)
+        self._unflushed_since = None  # the load published everything
         if up_to is not None:
             self._last = up_to if self._last is None else max(self._last, up_to)
         self._loaded_session = session
@@ -379,6 +417,8 @@ class SequentialNotificationListener:
                 for name, found in zip(chunk, reads, strict=True)
             ]
             self.handler.process(batch)
+            if self._unflushed_since is None:
+                self._unflushed_since = time.monotonic()
             self._last = batch[-1].number
             self._counts["notifications_processed"] += len(chunk)
             self.pending_notifications = max(0, len(pending) - start - len(chunk))

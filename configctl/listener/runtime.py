@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -137,13 +136,18 @@ class _Handler:
         self._initial = False
 
     def process(self, notifications: Sequence[RawNotification]) -> None:
+        """Apply a batch; it is published by :meth:`flush`, which the notification listener calls
+        once the notifications at hand are drained (or a short bound has passed)."""
         plan = self.manager.plan(notifications)
         reads = list(self._read([entity for entity, _ in plan], [number for _, number in plan]))
         before = self.owner._before([entity for entity, _ in plan])
         result = self.manager.apply(reads, notifications[-1].number)
         self.owner._log_applied(result, before)
         self.owner._observe(result)
-        self.owner._after_batch(notifications)
+        self.owner._applied_batch(notifications)
+
+    def flush(self) -> None:
+        self.owner._after_batch()
 
     def present(self, names: set[str]) -> None:
         self.manager.notifications_present(names)
@@ -356,6 +360,7 @@ class ConfigListener:
         self._running = False
         self._started = False  # the initial load finished: later publish failures are not fatal
         self._publish_pending = False
+        self._unpublished = False  # applied batches not yet in the snapshot and the state node
         self._side_errors: dict[str, str] = {}  # what failed last per side task (publish, snapshot, ...)
         self.side_error_counts: dict[str, int] = {}
         self._publish_lock = threading.Lock()  # the worker and the observer both publish
@@ -527,7 +532,7 @@ class ConfigListener:
         document.update(
             {
                 "session_id": f"0x{session_id:x}" if session_id is not None else None,
-                "host": socket.gethostname(),
+                "host": self.fleet_record.host,
                 "pid": os.getpid(),
                 "started_at_ms": self._started_at_ms,
                 "change_expiration_ms": self.notifications.change_expiration_ms,
@@ -602,29 +607,35 @@ class ConfigListener:
 
     # ------------------------------------------------------------------------------ internals
 
+    def _applied_batch(self, notifications: Sequence[RawNotification]) -> None:
+        """A batch of notifications is applied (in memory): its latency is measured now; the
+        snapshot and the state node follow in :meth:`_after_batch`, once per run of batches."""
+        self.metrics.observe([n.ctime_ms for n in notifications])
+        self._unpublished = True
+
     def _after_batch(self, notifications: Sequence[RawNotification] = ()) -> None:
         """Snapshot first, then the state node: the node never claims more than the snapshot holds.
 
         Neither may stall the listener: once it runs, a failure is logged once and retried after
         the next step. During the initial load a state node it may not write fails the start.
+        The fleet record, when due, rides in the state node's write (:class:`StatePublisher`).
         """
         if notifications:
             self.metrics.observe([n.ctime_ms for n in notifications])
+        self._unpublished = False
         if self.snapshot is not None:
             try:
                 self.snapshot.write(self.manager.snapshot_lines())
                 self._side_ok("snapshot")
             except OSError as exc:
                 self._side_error("snapshot", exc, f"cannot write snapshot {self.snapshot.path}")
-        self._publish(raise_errors=not self._started)
-        if self._started:
-            self.fleet_record.update()
+        self._publish(raise_errors=not self._started, with_record=self._started)
         with self._applied:
             self._applied.notify_all()
 
     def _after_step(self) -> None:
         """Every step ends here: a state node that could not be written is tried again."""
-        if self._publish_pending:
+        if self._publish_pending and not self._unpublished:
             self._publish(raise_errors=False)
 
     def _observe(self, result: BatchResult) -> None:
@@ -685,10 +696,16 @@ class ConfigListener:
                 self._side_error("applied log", exc, f"cannot append to {self.applied_log.path}")
         self._publish(raise_errors=False)
 
-    def _publish(self, *, raise_errors: bool) -> None:
+    def _publish(self, *, raise_errors: bool, with_record: bool = False) -> None:
+        """Write the state node; with ``with_record``, the fleet record too when it is due (in the
+        same transaction), else it is left to the record's own throttle."""
+        record = self.fleet_record.due() if with_record else None
+        together = False
         try:
             with self._publish_lock:
-                self.publisher.publish(self.state())
+                together = self.publisher.publish(
+                    self.state(), also=(self.fleet_record.path, record[1]) if record is not None else None
+                )
         except ConfigctlError as exc:
             self._publish_pending = True
             if raise_errors:
@@ -697,6 +714,11 @@ class ConfigListener:
         else:
             self._publish_pending = False
             self._side_ok("state node")
+        if record is not None and together:
+            self.fleet_record.wrote(record[0])
+            self._side_ok("fleet record")
+        elif with_record:
+            self.fleet_record.update()
 
     def _side_error(self, task: str, exc: BaseException, what: str | None = None) -> None:
         """A side task (snapshot, state node, fleet record) failed: logged once per reason, counted."""

@@ -8,6 +8,11 @@
   how far it got, kept after the listener dies, so ``configctl status`` still lists a broker whose
   listener is down. Written at start, when the applied change moves (at most about once a
   second) and at a clean stop (through :class:`configctl.zk.persistent.PersistentNode`).
+
+Every state node and fleet record write is a ZooKeeper write, agreed by the ensemble's quorum;
+at a thousand brokers each one is a thousand. So the fleet record, when it is due, is written in
+the same transaction as the state node (:meth:`StatePublisher.publish` with ``also``): one
+write per batch, not two. Only when no batch comes to carry it does a timer write it alone.
 * With a state directory, ``<dir>/broker-<id>.jsonl``: written to a temporary file in the same
   directory and renamed over the old one (``os.replace`` is atomic on POSIX), so a reader such
   as the Spark audit never sees half a snapshot, and a crash leaves the previous one intact.
@@ -28,29 +33,62 @@ from configctl import snapshot
 from configctl.errors import InvalidInput
 from configctl.files import write_atomically
 from configctl.zk.ephemeral import OwnedEphemeral
+from configctl.zk.errors import translate_errors
 from configctl.zk.persistent import PersistentNode
 from configctl.zk.session import ZkSession
 from configctl.znodes import BrokerStateZNode, FleetRecordZNode
 
 FLEET_RECORD_INTERVAL_S = 1.0
 """The fleet record is rewritten at most this often while changes flow (plus once at the end)."""
+FLEET_RECORD_GRACE_S = 0.5
+"""How long past its interval a due record waits for a batch to carry it (in the state node's
+transaction) before a timer writes it alone: changes arriving more often than this never cost a
+write of their own, and once changes stop the record is at most interval + grace behind."""
 
 
 class StatePublisher:
     """Keeps ``/configctl/brokers/<id>`` current for the listener's session."""
 
     def __init__(self, session: ZkSession, broker_id: int) -> None:
+        self.session = session
         self.node = OwnedEphemeral(session, BrokerStateZNode.path(broker_id))
+        self._published_in: int | None = None  # the session whose node the last publish wrote
+        self.writes = 0
+        """Write requests sent (a state node alone, or with a record in one transaction)."""
 
     @property
     def path(self) -> str:
         return self.node.path
 
-    def publish(self, document: Mapping[str, Any]) -> None:
-        self.node.publish(BrokerStateZNode.encode(document))
+    def publish(self, document: Mapping[str, Any], *, also: tuple[str, bytes] | None = None) -> bool:
+        """Write the state node; with ``also`` (a persistent node's path and data) in the same
+        transaction when that is possible. True when ``also`` was written; False when it was not
+        (the caller writes it alone): the node is not yet ours in this session (the transaction
+        cannot create an ephemeral node or replace a predecessor's), or the transaction failed
+        (the record missing, say), in which case the state node is written on its own."""
+        data = BrokerStateZNode.encode(document)
+        session_id = self.session.session_id
+        ours = session_id is not None and session_id == self._published_in
+        if also is not None and ours and self._together(data, *also):
+            return True
+        self.node.publish(data)
+        self.writes += 1
+        self._published_in = session_id
+        return False
+
+    def _together(self, data: bytes, path: str, other: bytes) -> bool:
+        client = self.session.client
+        transaction = client.transaction()
+        transaction.set_data(self.node.path, data)
+        transaction.set_data(path, other)
+        with translate_errors(f"write {self.node.path} and {path}"):
+            results = transaction.commit_async().get(timeout=self.session.timeout)
+        self.writes += 1
+        return not any(isinstance(result, Exception) for result in results)
 
     def remove(self) -> None:
         """Delete the node now (a clean stop), instead of waiting for the session to close."""
+        self._published_in = None
         with contextlib.suppress(Exception):
             self.node.remove()
 
@@ -58,11 +96,14 @@ class StatePublisher:
 class FleetRecorder:
     """Keeps the persistent ``/configctl/fleet/<id>`` record; throttled, never on the hot path.
 
-    :meth:`update` writes at once when the last write is older than the interval, else it leaves
-    a timer to write the newest value when the interval is over: a burst of 1,000 changes costs
-    two writes, and the record is never more than about a second behind once changes stop.
-    ``last_applied_change`` is read through ``progress`` when the write happens, so a delayed
-    write carries the newest value, not the one that scheduled it.
+    The listener asks :meth:`due` after each batch: a record that moved and whose last write is
+    older than the interval goes into the state node's transaction (then :meth:`wrote`). Else
+    :meth:`update` writes at once when due, or leaves a timer to write the newest value
+    interval + grace after the last write, should no batch carry it first: a burst of 1,000
+    changes costs at most two writes of its own, a steady stream none, and the record is never
+    more than about interval + grace behind once changes stop. ``last_applied_change`` is read
+    through ``progress`` when the write happens, so a delayed write carries the newest value,
+    not the one that scheduled it.
     """
 
     def __init__(
@@ -72,6 +113,7 @@ class FleetRecorder:
         progress: Callable[[], int | None],
         *,
         interval: float = FLEET_RECORD_INTERVAL_S,
+        grace: float = FLEET_RECORD_GRACE_S,
         on_error: Callable[[Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -80,6 +122,7 @@ class FleetRecorder:
         self.path = self.node.path
         self.host = socket.gethostname()
         self.interval = interval
+        self.grace = grace
         self._progress = progress
         self._on_error = on_error
         self._clock = clock
@@ -102,11 +145,36 @@ class FleetRecorder:
                 wait = self._written_at + self.interval - self._clock()
             if wait > 0:
                 if self._timer is None:
-                    self._timer = threading.Timer(wait, self._deferred)
+                    self._timer = threading.Timer(wait + self.grace, self._deferred)
                     self._timer.daemon = True
                     self._timer.start()
                 return
         self.write()
+
+    def due(self) -> tuple[int | None, bytes] | None:
+        """The record to write now with the state node (its progress and bytes), or None when it
+        has not moved or was written less than an interval ago."""
+        with self._lock:
+            if self._closed:
+                return None
+            number = self._progress()
+            if self._written == number:
+                return None
+            if self._written_at is not None and self._clock() < self._written_at + self.interval:
+                return None
+        return number, self._encode(number)
+
+    def wrote(self, number: int | None) -> None:
+        """The record of ``number`` (from :meth:`due`) was written with the state node."""
+        with self._lock:
+            self._written, self._written_at = number, self._clock()
+            self.writes += 1
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _encode(self, number: int | None) -> bytes:
+        return FleetRecordZNode.encode(self.broker_id, self.host, int(time.time() * 1000), number)
 
     def _deferred(self) -> None:
         with self._lock:
@@ -118,8 +186,7 @@ class FleetRecorder:
     def write(self, *, raise_errors: bool = False) -> None:
         """Write the record now; errors go to ``on_error`` (raised with ``raise_errors`` or without one)."""
         number = self._progress()
-        now_ms = int(time.time() * 1000)
-        data = FleetRecordZNode.encode(self.broker_id, self.host, now_ms, number)
+        data = self._encode(number)
         try:
             self.node.write(data)
         except Exception as exc:

@@ -1,0 +1,168 @@
+"""What a listener writes to ZooKeeper per change, against a real ZooKeeper.
+
+Every state node and fleet record write goes through the ensemble's quorum, and at fleet size
+each one is multiplied by the number of brokers. These tests count the write requests a
+listener's own session sends: one per batch (the fleet record, when due, in the state node's
+transaction), and under a burst one per run of batches, never later than the publish bound.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+
+import pytest
+from helpers import set_config, wait_for
+
+from configctl import fleet
+from configctl.listener import ConfigListener
+from configctl.zk.configstore import ConfigStore
+from configctl.znodes import FleetRecordZNode
+
+STATIC = {"log.retention.hours": "72"}
+WRITES = ("SetData", "Transaction")  # the purge lease's Create is not the state's
+
+
+@pytest.fixture
+def store(zk_connect: str):
+    with ConfigStore.connect(zk_connect) as opened:
+        yield opened
+
+
+@pytest.fixture
+def start_listener(zk_connect: str):
+    started: list[ConfigListener] = []
+
+    def start(broker_id: int, **kwargs) -> ConfigListener:
+        listener = ConfigListener(zk_connect, broker_id, {**STATIC, "broker.id": str(broker_id)}, **kwargs)
+        started.append(listener.start(timeout=30))
+        return listener
+
+    yield start
+    for listener in started:
+        listener.stop()
+
+
+def count_requests(listener: ConfigListener) -> Counter[str]:
+    """Every request the listener's session sends from now on, by type (the session is real)."""
+    counts: Counter[str] = Counter()
+    client = listener.session.client
+    original = client._call
+
+    def counting(request, async_object):
+        counts[type(request).__name__] += 1
+        return original(request, async_object)
+
+    client._call = counting
+    return counts
+
+
+def record(zk, broker_id: int) -> dict:
+    return json.loads(zk.get(FleetRecordZNode.path(broker_id))[0])
+
+
+def published(store: ConfigStore, broker_id: int, number: int) -> bool:
+    state = fleet.broker_state(store, broker_id)
+    return state is not None and state["last_applied_change"] == number
+
+
+def test_one_write_per_batch_carries_the_fleet_record(zk, store, start_listener):
+    listener = start_listener(11)
+    listener.fleet_record.interval = 0.0  # due after every batch: the most record writes there can be
+    counts = count_requests(listener)
+    changes = 8
+    for i in range(changes):
+        last = set_config(store, f"topics/w{i}", **{"retention.ms": str(1000 + i)})
+        assert listener.wait_for_change(last, timeout=10)
+        wait_for(lambda n=last: published(store, 11, n), timeout=10, message="the state node")
+    assert record(zk, 11)["last_applied_change"] == last
+    # each batch: one transaction holding the state node and the record, not two writes
+    assert sum(counts[kind] for kind in WRITES) == changes, counts
+    assert counts["Transaction"] == changes
+
+
+def test_the_fleet_record_is_written_alone_when_no_batch_carries_it(zk, store, start_listener):
+    listener = start_listener(12)
+    first = set_config(store, "topics/a", **{"retention.ms": "1"})
+    assert listener.wait_for_change(first, timeout=10)
+    last = set_config(store, "topics/a", **{"retention.ms": "2"})  # within the interval: not due yet
+    assert listener.wait_for_change(last, timeout=10)
+    wait_for(lambda: record(zk, 12)["last_applied_change"] == last, timeout=5, message="the timer's write")
+
+
+def test_a_missing_fleet_record_is_written_again_beside_the_state(zk, store, start_listener):
+    listener = start_listener(13)
+    listener.fleet_record.interval = 0.0
+    zk.delete(FleetRecordZNode.path(13))  # the transaction fails as a whole: nothing half-written
+    last = set_config(store, "topics/b", **{"retention.ms": "3"})
+    assert listener.wait_for_change(last, timeout=10)
+    wait_for(lambda: published(store, 13, last), timeout=10, message="the state node")
+    wait_for(
+        lambda: zk.exists(FleetRecordZNode.path(13)) and record(zk, 13)["last_applied_change"] == last,
+        timeout=5,
+        message="the fleet record, recreated",
+    )
+
+
+class SlowPlugin:
+    """Takes a while over each topic change, so notifications pile up while it works."""
+
+    name = "slow"
+
+    def reconfigurable_configs(self):
+        return {"retention.ms"}
+
+    def validate_reconfiguration(self, update):
+        pass
+
+    def reconfigure(self, update):
+        time.sleep(0.03)
+
+    def configure(self, context):
+        pass
+
+    def close(self):
+        pass
+
+
+def burst(store: ConfigStore, listener: ConfigListener, count: int, prefix: str) -> tuple[int, int, int]:
+    """``count`` changes as fast as the writer goes; (batches applied, state writes, last change)."""
+    batches = 0
+    original = listener._applied_batch
+
+    def counted(notifications):
+        nonlocal batches
+        batches += 1
+        original(notifications)
+
+    listener._applied_batch = counted
+    writes = listener.publisher.writes
+    numbers: list[int] = []
+    writer = threading.Thread(
+        target=lambda: numbers.extend(
+            set_config(store, f"topics/{prefix}{i}", **{"retention.ms": str(5000 + i)}) for i in range(count)
+        )
+    )
+    writer.start()
+    writer.join(60)
+    last = numbers[-1]
+    assert listener.wait_for_change(last, timeout=30)
+    wait_for(lambda: published(store, listener.broker_id, last), timeout=10, message="the last state")
+    del listener._applied_batch
+    return batches, listener.publisher.writes - writes, last
+
+
+def test_a_burst_is_published_once_per_run_of_batches(store, start_listener, tmp_path):
+    listener = start_listener(14, plugins=[SlowPlugin()], state_dir=tmp_path)
+    batches, writes, last = burst(store, listener, 30, "burst")
+    assert batches > 1
+    assert writes < batches, (writes, batches)  # batches with more waiting were not published alone
+    snapshot = (tmp_path / "broker-14.jsonl").read_text().splitlines()
+    assert json.loads(snapshot[0])["change_number"] == last  # the snapshot is never behind the node
+
+    # with no time to wait for more, every batch is published on its own: the bound holds
+    listener.notifications.publish_within_s = 0.0
+    batches, writes, _ = burst(store, listener, 10, "again")
+    assert writes >= batches
