@@ -193,6 +193,7 @@ class DynamicConfigManager:
         )
         self._layer_changes: dict[str, int | None] = {}  # layer path -> change that last wrote it
         self._encoders = self._password_encoders()
+        self._static_cache: tuple[dict[str, str], dict[str, str], dict[str, str], bytes | None] | None = None
         self.last_applied_change = NO_CHANGE
         self.applied_at_ms: int | None = None
         self.counters: dict[str, int] = {
@@ -705,18 +706,29 @@ class DynamicConfigManager:
     # ------------------------------------------------------------------------------ state & snapshot
 
     def masked_static_config(self) -> dict[str, str]:
-        return mask_config(dict(sorted(self.static_config.items())), self._static_sensitive)
+        return dict(self._static_published()[0])
 
     def static_config_digests(self) -> dict[str, str]:
         """Keyed digests (``hmac-sha256:``) of the sensitive static values, so drift in them is
         visible without the values; none without the fleet's digest key: the state node is
         world-readable, and a plain SHA-256 of ``password.encoder.secret`` can be guessed offline."""
-        pairs = (
-            (k, published_digest(v, self.digest_key))
-            for k, v in sorted(self.static_config.items())
-            if self._static_sensitive(k)
-        )
-        return {k: d for k, d in pairs if d is not None}
+        return dict(self._static_published()[1])
+
+    def _static_published(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The static config masked, and its secrets' digests: worked out once, as server.properties
+        does not change while the listener runs, rather than at every state node write (sorting,
+        masking and an HMAC per secret, at every change)."""
+        cached = self._static_cache
+        if cached is None or cached[0] is not self.static_config or cached[3] != self.digest_key:
+            masked = mask_config(dict(sorted(self.static_config.items())), self._static_sensitive)
+            pairs = (
+                (k, published_digest(v, self.digest_key))
+                for k, v in sorted(self.static_config.items())
+                if self._static_sensitive(k)
+            )
+            cached = self.static_config, masked, {k: d for k, d in pairs if d is not None}, self.digest_key
+            self._static_cache = cached
+        return cached[1], cached[2]
 
     @staticmethod
     def _static_sensitive(name: str) -> bool:
