@@ -54,6 +54,8 @@ RAW_PATH = "/fleet-raw-tick"
 PER_PROCESS = 50
 """Listeners per worker process: enough that 1,000 fit in 20 interpreters on 2 cores."""
 READS = {"GetData", "GetChildren", "GetChildren2", "Exists", "GetACL", "_MultiRead", "Sync"}
+STATE_WRITES = {"SetData", "Transaction"}
+"""The state node and fleet record writes (a Transaction carries both): each goes through the quorum."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -394,9 +396,9 @@ def cpu_seconds(workers: list[Worker]) -> float:
     return sum(sum(psutil.Process(w.process.pid).cpu_times()[:2]) for w in workers)
 
 
-def reads(counts: Counter[str], owner: str) -> int:
+def reads(counts: Counter[str], owner: str, kinds: set[str] = READS) -> int:
     return sum(
-        n for key, n in counts.items() if key.startswith(owner + ":") and key.split(":", 1)[1] in READS
+        n for key, n in counts.items() if key.startswith(owner + ":") and key.split(":", 1)[1] in kinds
     )
 
 
@@ -503,6 +505,9 @@ def measure(brokers: int, changes: int, interval: float, per_process: int, optio
         "samples": len(all_ms),
         "raw_samples": len(raw_ms),
         "raw_reads_per_change_per_session": round(raw_reads / changes / brokers, 2),
+        "state_writes_per_change_per_listener": round(
+            reads(delta, "listener", STATE_WRITES) / changes / brokers, 3
+        ),
         "listener_requests_per_change_per_listener": {
             key.split(":", 1)[1]: round(n / changes / brokers, 3)
             for key, n in sorted(delta.items())
