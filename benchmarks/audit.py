@@ -17,7 +17,9 @@ Three target figures, each printed beside the limit it is compared with:
    known intervals). In one local session: Spark's JSON reader over the same segments with one
    groupBy(entity_path), then ``audit --timeline``, checked against the known intervals.
    ``--only-timeline`` runs it alone, ``--no-timeline`` skips it, ``--timeline-standalone`` also
-   times it on a standalone cluster. Target: ≤ 6× the bare query (the rule runs in Python).
+   times it on a standalone cluster, and ``--timeline-series 250,500,1000`` first times it at each
+   of those broker counts (the same days), the bare query beside each, with how both grow.
+   Target: ≤ 6× the bare query (the rule runs in Python).
 
 Each session runs in a fresh Python process (a fresh JVM: a session stopped and rebuilt in one
 JVM keeps the first one's settings), warms up on a small fleet and on one untimed round, then
@@ -30,6 +32,7 @@ checked against the simulator's ground truth.
     python benchmarks/audit.py                         # both figures (about 3 minutes on 2 cores)
     python benchmarks/audit.py --no-standalone --rows 2M
     python benchmarks/audit.py --sizes 100k,1M,10M     # also: throughput and growth per size
+    python benchmarks/audit.py --only-timeline --timeline-series 250,500,1000 --timeline-rounds 3
 
 Every target figure is recorded with :mod:`benchmarks.results` (``make bench``'s closing
 table); a figure whose audits did not match the ground truth is never counted as met.
@@ -249,23 +252,14 @@ def timeline_child(args: argparse.Namespace) -> None:
 def timeline_figure(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     """``audit --timeline`` over ``--timeline-brokers`` × ``--timeline-days`` of applied logs vs the
     bare query (local), and with ``--timeline-standalone`` the same on a standalone cluster vs local."""
-    spec = AppliedSpec(
-        brokers=args.timeline_brokers,
-        days=args.timeline_days,
-        changes_per_day=args.timeline_changes_per_day,
-        seed=args.seed,
-    )
-    fleet, warm = workdir / "applied", workdir / "applied-warm-up"
-    simulate_applied(AppliedSpec(brokers=20, days=2, seed=1), warm)
-    begin = time.perf_counter()
-    written = simulate_applied(spec, fleet)
-    Path(fleet, TIMELINE_TRUTH).write_text(json.dumps(written.truth))
-    size_mb = sum(p.stat().st_size for p in fleet.rglob("broker-*.jsonl")) / 2**20
-    print(
-        f"\napplied logs: {written.records:,} records ({spec.brokers:,} brokers × {spec.days} days, "
-        f"{spec.changes:,} changes, {size_mb:,.0f} MiB), generated in {time.perf_counter() - begin:.1f}s"
-    )
-    result = _timeline_child(args, args.master, fleet, warm)
+    warm = _timeline_warm_up(workdir)
+    series = timeline_series(args, workdir) if args.timeline_series else {}
+    if args.timeline_brokers in series:  # timed in the series already
+        fleet, spec, result = series[args.timeline_brokers]
+    else:
+        fleet, spec, _ = _applied_fleet(args, workdir, args.timeline_brokers)
+        result = _timeline_child(args, args.master, fleet, warm)
+    print(f"\n{spec.brokers:,} brokers x {spec.days} days of applied logs")
     bare, took = min(result["times"]["bare"]), min(result["times"]["timeline"])
     print(f"[{args.master}] session start {result['session_start']:.1f}s, correct: {result['correct']}")
     print(f"  bare read + groupBy      {spread(result['times']['bare'])}")
@@ -302,6 +296,90 @@ def timeline_figure(args: argparse.Namespace, workdir: Path) -> list[dict[str, A
             )
         )
     return figures
+
+
+def _timeline_warm_up(workdir: Path) -> Path:
+    warm = workdir / "applied-warm-up"
+    if not warm.exists():
+        simulate_applied(AppliedSpec(brokers=20, days=2, seed=1), warm)
+    return warm
+
+
+def _applied_fleet(args: argparse.Namespace, workdir: Path, brokers: int) -> tuple[Path, AppliedSpec, int]:
+    """``brokers`` brokers × ``--timeline-days`` of applied logs with their known intervals, and
+    how many records they hold."""
+    spec = AppliedSpec(
+        brokers=brokers,
+        days=args.timeline_days,
+        changes_per_day=args.timeline_changes_per_day,
+        seed=args.seed,
+    )
+    fleet = workdir / f"applied-{brokers}"
+    begin = time.perf_counter()
+    written = simulate_applied(spec, fleet)
+    Path(fleet, TIMELINE_TRUTH).write_text(json.dumps(written.truth))
+    size_mb = sum(p.stat().st_size for p in fleet.rglob("broker-*.jsonl")) / 2**20
+    print(
+        f"\napplied logs: {written.records:,} records ({spec.brokers:,} brokers × {spec.days} days, "
+        f"{spec.changes:,} changes, {size_mb:,.0f} MiB), generated in {time.perf_counter() - begin:.1f}s"
+    )
+    return fleet, spec, written.records
+
+
+def timeline_series(
+    args: argparse.Namespace, workdir: Path
+) -> dict[int, tuple[Path, AppliedSpec, dict[str, Any]]]:
+    """``audit --timeline`` and the bare query at each of ``--timeline-series`` fleet sizes (brokers
+    × ``--timeline-days``), each size in its own session, printed as a table with how each grows
+    (time ~ records^b: b = 1 is linear). Returns each size's fleet, spec and session result (a
+    fleet is deleted once timed, unless it is the ``--timeline-brokers`` one the figure reports)."""
+    warm = _timeline_warm_up(workdir)
+    done: dict[int, tuple[Path, AppliedSpec, dict[str, Any]]] = {}
+    rows = []
+    for brokers in [parse_size(n) for n in args.timeline_series.split(",") if n.strip()]:
+        fleet, spec, records = _applied_fleet(args, workdir, brokers)
+        mib = sum(p.stat().st_size for p in fleet.rglob("broker-*.jsonl")) / 2**20
+        result = _timeline_child(args, args.master, fleet, warm)
+        if brokers == args.timeline_brokers:
+            done[brokers] = (fleet, spec, result)
+        else:
+            shutil.rmtree(fleet, ignore_errors=True)
+        times = result["times"]
+        print(f"  bare read + groupBy      {spread(times['bare'])}")
+        print(f"  audit --timeline         {spread(times['timeline'])}   correct: {result['correct']}")
+        rows.append(
+            {
+                "brokers": brokers,
+                "records": records,
+                "mib": mib,
+                "bare": min(times["bare"]),
+                "timeline": min(times["timeline"]),
+                "correct": result["correct"],
+            }
+        )
+    print(
+        f"\n== the timeline at scale ({args.timeline_days} days, best of {args.timeline_rounds} rounds each)"
+    )
+    print(
+        "| brokers | records | MiB | bare read + groupBy | `audit --timeline` | ratio "
+        "| timeline per 100k records | correct |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for row in rows:
+        print(
+            f"| {row['brokers']:,} | {row['records']:,} | {row['mib']:,.0f} | {row['bare']:.1f} s "
+            f"| {row['timeline']:.1f} s | {row['timeline'] / row['bare']:.1f}× "
+            f"| {row['timeline'] / row['records'] * 1e5:.2f} s | {row['correct']} |"
+        )
+    print("growth (time ~ records^b; b = 1: linear):")
+    for a, b in itertools.pairwise(rows):
+        growth = math.log(b["records"] / a["records"])
+        print(
+            f"  {a['records']:,} -> {b['records']:,} records: audit --timeline b = "
+            f"{math.log(b['timeline'] / a['timeline']) / growth:.2f}, bare b = "
+            f"{math.log(b['bare'] / a['bare']) / growth:.2f}"
+        )
+    return done
 
 
 def _timeline_child(args: argparse.Namespace, master: str, fleet: Path, warm: Path) -> dict[str, Any]:
@@ -499,6 +577,11 @@ def main() -> None:
         "--timeline-standalone", action="store_true", help="also time the timeline on a standalone cluster"
     )
     parser.add_argument("--only-timeline", action="store_true", help="only the timeline figure")
+    parser.add_argument(
+        "--timeline-series",
+        default="",
+        help="also time the timeline at these broker counts (e.g. 250,500,1000), each beside the bare query",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--timeline-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--fleet", help=argparse.SUPPRESS)
