@@ -165,12 +165,22 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
 
     KazooClient._call = counting_call  # type: ignore[method-assign]
 
-    class TimedListener(ConfigListener):
-        """Says when each batch is applied and its state node published (what ``--wait`` sees)."""
+    if hasattr(ConfigListener, "_state_published"):
 
-        def _after_batch(self, notifications: Any = ()) -> None:
-            super()._after_batch(notifications)
-            emit(f"A {self.broker_id} {self.manager.last_applied_change} {time.time():.6f}")
+        class TimedListener(ConfigListener):
+            """Says when its state node says a change (what ``--wait`` sees): when the write returns."""
+
+            def _state_published(self, change: int) -> None:
+                emit(f"A {self.broker_id} {change} {time.time():.6f}")
+
+    else:  # a listener that publishes synchronously at the end of each batch (for before/after runs)
+
+        class TimedListener(ConfigListener):  # type: ignore[no-redef]
+            """Says when each batch is applied and its state node published (what ``--wait`` sees)."""
+
+            def _after_batch(self, notifications: Any = ()) -> None:
+                super()._after_batch(notifications)
+                emit(f"A {self.broker_id} {self.manager.last_applied_change} {time.time():.6f}")
 
     timeout = float(options.get("zk_timeout", 30))
     sessions: list[ZkSession] = []

@@ -147,7 +147,8 @@ class _Handler:
         self.owner._applied_batch(notifications)
 
     def flush(self) -> None:
-        self.owner._after_batch()
+        # the snapshot only when a batch moved it (a flush asked for by a returning write is not)
+        self.owner._after_batch(snapshot=self.owner._unpublished)
 
     def present(self, names: set[str]) -> None:
         self.manager.notifications_present(names)
@@ -364,6 +365,9 @@ class ConfigListener:
         self._side_errors: dict[str, str] = {}  # what failed last per side task (publish, snapshot, ...)
         self.side_error_counts: dict[str, int] = {}
         self._publish_lock = threading.Lock()  # the worker and the observer both publish
+        self._flight_lock = threading.Lock()
+        self._in_flight = False  # a state node write sent and not yet answered
+        self._publish_again = False  # a publish was asked for while it was in flight
         self.observer: Observer | None = None
         if bootstrap_server:
             self.observer = Observer(
@@ -613,7 +617,7 @@ class ConfigListener:
         self.metrics.observe([n.ctime_ms for n in notifications])
         self._unpublished = True
 
-    def _after_batch(self, notifications: Sequence[RawNotification] = ()) -> None:
+    def _after_batch(self, notifications: Sequence[RawNotification] = (), *, snapshot: bool = True) -> None:
         """Snapshot first, then the state node: the node never claims more than the snapshot holds.
 
         Neither may stall the listener: once it runs, a failure is logged once and retried after
@@ -623,15 +627,13 @@ class ConfigListener:
         if notifications:
             self.metrics.observe([n.ctime_ms for n in notifications])
         self._unpublished = False
-        if self.snapshot is not None:
+        if self.snapshot is not None and snapshot:
             try:
                 self.snapshot.write(self.manager.snapshot_lines())
                 self._side_ok("snapshot")
             except OSError as exc:
                 self._side_error("snapshot", exc, f"cannot write snapshot {self.snapshot.path}")
         self._publish(raise_errors=not self._started, with_record=self._started)
-        with self._applied:
-            self._applied.notify_all()
 
     def _after_step(self) -> None:
         """Every step ends here: a state node that could not be written is tried again."""
@@ -698,8 +700,32 @@ class ConfigListener:
 
     def _publish(self, *, raise_errors: bool, with_record: bool = False) -> None:
         """Write the state node; with ``with_record``, the fleet record too when it is due (in the
-        same transaction), else it is left to the record's own throttle."""
+        same transaction), else it is left to the record's own throttle.
+
+        Once started, the write is sent without waiting (:meth:`StatePublisher.send`), so the
+        worker goes on with the next notifications during its round trip through the quorum,
+        and at most one is in flight: a publish asked for meanwhile is made when it returns,
+        with the newest state. A burst thus costs one write per round trip, not one per batch,
+        and no batch waits longer for its write than the one before it took. The first write of
+        a session (which creates the ephemeral node) and the initial load's are synchronous.
+        """
+        if self._started:
+            with self._flight_lock:
+                if self._in_flight:
+                    self._publish_again = True
+                    return
+                self._in_flight = True
+            try:
+                if self._send(with_record):
+                    return
+            except Exception:
+                with self._flight_lock:
+                    self._in_flight = False
+                raise
+            with self._flight_lock:
+                self._in_flight = False
         record = self.fleet_record.due() if with_record else None
+        change = self.manager.last_applied_change
         together = False
         try:
             with self._publish_lock:
@@ -714,11 +740,57 @@ class ConfigListener:
         else:
             self._publish_pending = False
             self._side_ok("state node")
+            self._state_published(change)
+        finally:
+            with self._applied:
+                self._applied.notify_all()
+        with self._flight_lock:
+            again, self._publish_again = self._publish_again, False
+        if again:  # asked for while this write was being decided: made with what is newer
+            self.notifications.request_flush()
         if record is not None and together:
             self.fleet_record.wrote(record[0])
             self._side_ok("fleet record")
         elif with_record:
             self.fleet_record.update()
+
+    def _send(self, with_record: bool) -> bool:
+        """The write of :meth:`_publish` in flight; False when it must be made synchronously."""
+        record = self.fleet_record.due() if with_record else None
+        change = self.manager.last_applied_change
+        also = (self.fleet_record.path, record[1]) if record is not None else None
+        try:
+            with self._publish_lock:
+                sent = self.publisher.send(
+                    self.state(), lambda error: self._sent(change, record, error), also=also
+                )
+        except ConfigctlError:
+            return False  # the synchronous write says why
+        if sent and record is None and with_record:
+            self.fleet_record.update()  # not due: its timer writes it unless a later batch carries it
+        return sent
+
+    def _sent(self, change: int, record: tuple[int | None, bytes] | None, error: Exception | None) -> None:
+        """A write sent by :meth:`_send` returned (kazoo's completion thread: never block here)."""
+        if error is None:
+            self._publish_pending = False
+            self._side_ok("state node")
+            if record is not None:
+                self.fleet_record.wrote(record[0])
+            self._state_published(change)
+        else:
+            self._publish_pending = True
+            self._side_error("state node", error, f"cannot publish {self.publisher.path}")
+        with self._flight_lock:
+            self._in_flight = False
+            again, self._publish_again = self._publish_again or error is not None, False
+        with self._applied:
+            self._applied.notify_all()
+        if again:
+            self.notifications.request_flush()
+
+    def _state_published(self, change: int) -> None:
+        """The state node now says ``change`` (a hook: the fleet benchmark timestamps it here)."""
 
     def _side_error(self, task: str, exc: BaseException, what: str | None = None) -> None:
         """A side task (snapshot, state node, fleet record) failed: logged once per reason, counted."""
