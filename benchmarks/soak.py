@@ -323,10 +323,11 @@ class Soak:
                 if running:
                     continue
                 for verb, outcome in (("resume", "done"), ("resume", "done"), ("abort", "untouched")):
+                    past = {"resume": "resumed", "abort": "aborted"}[verb]
                     process = cli(self.connect, "rollout", verb, rollout)
                     process.communicate(timeout=300)
                     if process.returncode == 0:
-                        self.outcomes[f"rollout {verb}d"] += 1
+                        self.outcomes[f"rollout {past}"] += 1
                         result = outcome
                         break
             time.sleep(5)
