@@ -18,9 +18,13 @@ closed:
   round trip of latency per batch, not per node), hand them to the handler in order, then purge.
   A notification that vanished before it could be read (another broker purged it) makes the
   next step a full reload: the change it announced is unknown, so everything is re-read.
-* **Publishing**: after each step that applied something the handler publishes it
-  (:meth:`ChangeHandler.flush`); a handler that sends its write without waiting can ask for
-  another flush when that write returns (:meth:`SequentialNotificationListener.request_flush`).
+* **One state write per step**: the handler publishes what it applied
+  (:meth:`ChangeHandler.flush`, a ZooKeeper write through the quorum) once the notifications the
+  step listed are applied, however many batches of :data:`FETCH_BATCH` they make, but never
+  later than :data:`PUBLISH_WITHIN_S` after the first batch not yet published, so ``--wait``
+  hears of a long catch-up as it goes. Publishing is not put off to a later step: a session's
+  requests are answered in order, so the next step's reads would wait behind the write anyway,
+  and a batch would be published a whole step later.
 * **Expiry without a round trip per node**: see :mod:`configctl.zk.purge`; best effort, it
   never holds up applying.
 * **Threading**: the recipes' callbacks only set flags; one worker thread does every ZooKeeper
@@ -65,13 +69,16 @@ log = logging.getLogger("configctl.listener")
 
 DEFAULT_CHANGE_EXPIRATION_MS = 900_000
 FETCH_BATCH = 10_000
-"""Notifications fetched (and applied, and published) per step when catching up a backlog."""
+"""Notifications fetched (and applied) at a time when catching up a backlog."""
 _BACKOFF_START = 0.1
 _BACKOFF_MAX = 2.0
 SPECULATE = 4
 """Notifications read ahead, in the listing's round trip, after the last one processed."""
 RECHECK_S = 30.0
 """A re-list this often (each wait drawn from 0.8-1.2 times it) even when no watch fired."""
+PUBLISH_WITHIN_S = 1.0
+"""While a step applies batch after batch (a backlog), what it applied is published
+(:meth:`ChangeHandler.flush`) at least this often; else once, at the end of the step."""
 
 
 class ChangeHandler(Protocol):
@@ -111,16 +118,17 @@ class SequentialNotificationListener:
         clock: Callable[[], float] = time.time,
         name: str = "configctl-listener",
         recheck_s: float = RECHECK_S,
+        publish_within_s: float = PUBLISH_WITHIN_S,
     ) -> None:
         if change_expiration_ms <= 0:
             raise InvalidInput("change expiration must be a positive number of milliseconds")
         if not recheck_s > 0:
             raise InvalidInput("the re-check interval must be a positive number of seconds")
         self.recheck_s = float(recheck_s)
+        self.publish_within_s = float(publish_within_s)
         self.handler = handler
         self._flush = getattr(handler, "flush", None)
-        self._unflushed = False  # a batch was applied and not yet flushed
-        self._need_flush = False  # the handler asked for a flush (request_flush)
+        self._unflushed_since: float | None = None  # monotonic time of the first batch not yet flushed
         self.change_expiration_ms = int(change_expiration_ms)
         self.session_watch = SessionWatch(
             session,
@@ -266,7 +274,7 @@ class SequentialNotificationListener:
         while True:
             with self._cond:
                 until = time.monotonic() + self.recheck_s * random.uniform(0.8, 1.2)
-                while not (self._stopping or self._need_reload or self._need_check or self._need_flush):
+                while not (self._stopping or self._need_reload or self._need_check):
                     remaining = until - time.monotonic()
                     if remaining <= 0:  # no event for a while: look anyway (a watch may be lost)
                         self._need_check = True
@@ -275,21 +283,14 @@ class SequentialNotificationListener:
                     self._cond.wait(remaining)
                 stopping = self._stopping
                 reload, self._need_reload = self._need_reload, False
-                check, self._need_check = self._need_check, False
-                if self._need_flush:
-                    self._need_flush = False
-                    self._unflushed = True
+                self._need_check = False
             if stopping:
                 # a batch applied in the last moments still reaches the snapshot and the state
                 # node (never waiting on a connection that is down: the session's end removes it)
-                if self._unflushed and self.session_watch.connected:
+                if self._unflushed_since is not None and self.session_watch.connected:
                     with contextlib.suppress(Exception):
-                        self._flush_now()
+                        self._flush_if_due(False)
                 return
-            if not (reload or check):  # only a flush was asked for
-                with contextlib.suppress(Exception):
-                    self._flush_now()
-                continue
             try:
                 if not reload and self.session_watch.session_id != self._loaded_session:
                     reload = True
@@ -306,7 +307,7 @@ class SequentialNotificationListener:
                 with self._cond:
                     if not (self._need_reload or self._need_check):
                         self.pending_since = None
-                self._flush_now()
+                self._flush_if_due(False)
             except Exception as exc:
                 failures += 1
                 self._counts["errors"] += 1
@@ -320,7 +321,8 @@ class SequentialNotificationListener:
                 log.log(level, "listener step failed (will retry): %s", printable(self.last_error))
                 if not isinstance(exc, ConfigctlError):
                     log.debug("listener step failure", exc_info=True)
-                self._flush_now()  # what was applied before the failure is published
+                with contextlib.suppress(Exception):  # what was applied before the failure is published
+                    self._flush_if_due(False)
                 delay = backoff.next_delay()
                 with self._cond:
                     if reload:
@@ -330,17 +332,15 @@ class SequentialNotificationListener:
                     if not self._stopping:
                         self._cond.wait(delay)
 
-    def request_flush(self) -> None:
-        """Have the worker call :meth:`ChangeHandler.flush` (any thread; never blocks)."""
-        with self._cond:
-            self._need_flush = True
-            self._cond.notify_all()
-
-    def _flush_now(self) -> None:
-        """Publish what was applied (once per step, however many batches it applied)."""
-        if not self._unflushed or self._flush is None:
+    def _flush_if_due(self, more: bool) -> None:
+        """Publish what was applied, unless ``more`` of the step's batches follow and the bound
+        has not passed: a step catching up a backlog writes its state once, not once a batch."""
+        since = self._unflushed_since
+        if since is None or self._flush is None:
             return
-        self._unflushed = False
+        if more and time.monotonic() - since < self.publish_within_s:
+            return
+        self._unflushed_since = None
         self._flush()
 
     def _reload(self) -> None:
@@ -363,7 +363,7 @@ class SequentialNotificationListener:
         if up_to is None:
             up_to = self._last
         self.handler.load_all(up_to)
-        self._unflushed = False  # the load published everything
+        self._unflushed_since = None  # the load published everything
         if up_to is not None:
             self._last = up_to if self._last is None else max(self._last, up_to)
         self._loaded_session = session
@@ -419,10 +419,12 @@ class SequentialNotificationListener:
                 for name, found in zip(chunk, reads, strict=True)
             ]
             self.handler.process(batch)
-            self._unflushed = True
+            if self._unflushed_since is None:
+                self._unflushed_since = time.monotonic()
             self._last = batch[-1].number
             self._counts["notifications_processed"] += len(chunk)
             self.pending_notifications = max(0, len(pending) - start - len(chunk))
+            self._flush_if_due(start + len(chunk) < len(pending))
         watch.forget(self.purge.purge(names))
         self.handler.present(watch.present())
 

@@ -137,7 +137,7 @@ class _Handler:
 
     def process(self, notifications: Sequence[RawNotification]) -> None:
         """Apply a batch; it is published by :meth:`flush`, which the notification listener calls
-        once the notifications at hand are drained (or a short bound has passed)."""
+        once the notifications at hand are applied (or a short bound has passed)."""
         plan = self.manager.plan(notifications)
         reads = list(self._read([entity for entity, _ in plan], [number for _, number in plan]))
         before = self.owner._before([entity for entity, _ in plan])
@@ -147,8 +147,7 @@ class _Handler:
         self.owner._applied_batch(notifications)
 
     def flush(self) -> None:
-        # the snapshot only when a batch moved it (a flush asked for by a returning write is not)
-        self.owner._after_batch(snapshot=self.owner._unpublished)
+        self.owner._after_batch()
 
     def present(self, names: set[str]) -> None:
         self.manager.notifications_present(names)
@@ -365,9 +364,6 @@ class ConfigListener:
         self._side_errors: dict[str, str] = {}  # what failed last per side task (publish, snapshot, ...)
         self.side_error_counts: dict[str, int] = {}
         self._publish_lock = threading.Lock()  # the worker and the observer both publish
-        self._flight_lock = threading.Lock()
-        self._in_flight = False  # a state node write sent and not yet answered
-        self._publish_again = False  # a publish was asked for while it was in flight
         self.observer: Observer | None = None
         if bootstrap_server:
             self.observer = Observer(
@@ -617,7 +613,7 @@ class ConfigListener:
         self.metrics.observe([n.ctime_ms for n in notifications])
         self._unpublished = True
 
-    def _after_batch(self, notifications: Sequence[RawNotification] = (), *, snapshot: bool = True) -> None:
+    def _after_batch(self, notifications: Sequence[RawNotification] = ()) -> None:
         """Snapshot first, then the state node: the node never claims more than the snapshot holds.
 
         Neither may stall the listener: once it runs, a failure is logged once and retried after
@@ -627,13 +623,15 @@ class ConfigListener:
         if notifications:
             self.metrics.observe([n.ctime_ms for n in notifications])
         self._unpublished = False
-        if self.snapshot is not None and snapshot:
+        if self.snapshot is not None:
             try:
                 self.snapshot.write(self.manager.snapshot_lines())
                 self._side_ok("snapshot")
             except OSError as exc:
                 self._side_error("snapshot", exc, f"cannot write snapshot {self.snapshot.path}")
         self._publish(raise_errors=not self._started, with_record=self._started)
+        with self._applied:
+            self._applied.notify_all()
 
     def _after_step(self) -> None:
         """Every step ends here: a state node that could not be written is tried again."""
@@ -700,30 +698,7 @@ class ConfigListener:
 
     def _publish(self, *, raise_errors: bool, with_record: bool = False) -> None:
         """Write the state node; with ``with_record``, the fleet record too when it is due (in the
-        same transaction), else it is left to the record's own throttle.
-
-        Once started, the write is sent without waiting (:meth:`StatePublisher.send`), so the
-        worker goes on with the next notifications during its round trip through the quorum,
-        and at most one is in flight: a publish asked for meanwhile is made when it returns,
-        with the newest state. A burst thus costs one write per round trip, not one per batch,
-        and no batch waits longer for its write than the one before it took. The first write of
-        a session (which creates the ephemeral node) and the initial load's are synchronous.
-        """
-        if self._started:
-            with self._flight_lock:
-                if self._in_flight:
-                    self._publish_again = True
-                    return
-                self._in_flight = True
-            try:
-                if self._send(with_record):
-                    return
-            except Exception:
-                with self._flight_lock:
-                    self._in_flight = False
-                raise
-            with self._flight_lock:
-                self._in_flight = False
+        same transaction), else it is left to the record's own throttle."""
         record = self.fleet_record.due() if with_record else None
         change = self.manager.last_applied_change
         together = False
@@ -741,53 +716,11 @@ class ConfigListener:
             self._publish_pending = False
             self._side_ok("state node")
             self._state_published(change)
-        finally:
-            with self._applied:
-                self._applied.notify_all()
-        with self._flight_lock:
-            again, self._publish_again = self._publish_again, False
-        if again:  # asked for while this write was being decided: made with what is newer
-            self.notifications.request_flush()
         if record is not None and together:
             self.fleet_record.wrote(record[0])
             self._side_ok("fleet record")
         elif with_record:
             self.fleet_record.update()
-
-    def _send(self, with_record: bool) -> bool:
-        """The write of :meth:`_publish` in flight; False when it must be made synchronously."""
-        record = self.fleet_record.due() if with_record else None
-        change = self.manager.last_applied_change
-        also = (self.fleet_record.path, record[1]) if record is not None else None
-        try:
-            with self._publish_lock:
-                sent = self.publisher.send(
-                    self.state(), lambda error: self._sent(change, record, error), also=also
-                )
-        except ConfigctlError:
-            return False  # the synchronous write says why
-        if sent and record is None and with_record:
-            self.fleet_record.update()  # not due: its timer writes it unless a later batch carries it
-        return sent
-
-    def _sent(self, change: int, record: tuple[int | None, bytes] | None, error: Exception | None) -> None:
-        """A write sent by :meth:`_send` returned (kazoo's completion thread: never block here)."""
-        if error is None:
-            self._publish_pending = False
-            self._side_ok("state node")
-            if record is not None:
-                self.fleet_record.wrote(record[0])
-            self._state_published(change)
-        else:
-            self._publish_pending = True
-            self._side_error("state node", error, f"cannot publish {self.publisher.path}")
-        with self._flight_lock:
-            self._in_flight = False
-            again, self._publish_again = self._publish_again or error is not None, False
-        with self._applied:
-            self._applied.notify_all()
-        if again:
-            self.notifications.request_flush()
 
     def _state_published(self, change: int) -> None:
         """The state node now says ``change`` (a hook: the fleet benchmark timestamps it here)."""

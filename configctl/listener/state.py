@@ -76,47 +76,6 @@ class StatePublisher:
         self._published_in = session_id
         return False
 
-    def send(
-        self,
-        document: Mapping[str, Any],
-        done: Callable[[Exception | None], None],
-        *,
-        also: tuple[str, bytes] | None = None,
-    ) -> bool:
-        """Send the write (with ``also`` in the same transaction) without waiting for its answer;
-        ``done(error)`` is called on kazoo's completion thread (error None: all of it is written;
-        a transaction is all or nothing). False, and nothing sent, when the node is not yet ours
-        in this session: the caller publishes with :meth:`publish`, which creates it."""
-        session_id = self.session.session_id
-        if session_id is None or session_id != self._published_in:
-            return False
-        data = BrokerStateZNode.encode(document)
-        client = self.session.client
-        if also is None:
-            pending = client.set_async(self.node.path, data)
-        else:
-            transaction = client.transaction()
-            transaction.set_data(self.node.path, data)
-            transaction.set_data(*also)
-            pending = transaction.commit_async()
-        self.writes += 1
-
-        def finished(answer: Any) -> None:
-            error = answer.exception
-            if error is None and isinstance(answer.value, list):
-                error = next((r for r in answer.value if isinstance(r, Exception)), None)
-            if error is not None:
-                self._published_in = None  # the next write goes through publish(), which recreates
-                try:
-                    with translate_errors(f"write {self.node.path}"):
-                        raise error
-                except Exception as translated:
-                    error = translated
-            done(error)
-
-        pending.rawlink(finished)
-        return True
-
     def _together(self, data: bytes, path: str, other: bytes) -> bool:
         client = self.session.client
         transaction = client.transaction()

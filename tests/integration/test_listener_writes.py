@@ -9,6 +9,7 @@ transaction), and under a burst one per run of batches, never later than the pub
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 
 import pytest
@@ -104,35 +105,59 @@ def test_a_missing_fleet_record_is_written_again_beside_the_state(zk, store, sta
     )
 
 
-def test_a_burst_costs_one_write_per_round_trip_not_one_per_batch(store, start_listener, tmp_path):
-    listener = start_listener(14, state_dir=tmp_path)
+class SlowPlugin:
+    """Takes a while over each topic change, so notifications pile up while it works."""
+
+    name = "slow"
+
+    def reconfigurable_configs(self):
+        return {"retention.ms"}
+
+    def validate_reconfiguration(self, update):
+        pass
+
+    def reconfigure(self, update):
+        time.sleep(0.03)
+
+    def configure(self, context):
+        pass
+
+    def close(self):
+        pass
+
+
+def burst(store: ConfigStore, listener: ConfigListener, count: int, prefix: str) -> tuple[int, int, int]:
+    """``count`` changes as fast as the writer goes; (batches applied, state writes, last change)."""
     batches = 0
-    original = listener._applied_batch
+    handler = listener.notifications.handler
+    original = handler.process
 
     def counted(notifications):
         nonlocal batches
         batches += 1
         original(notifications)
 
-    listener._applied_batch = counted
-    writes = listener.publisher.writes
-    # The first batch's write is slow to return (its answer is handed over late): it stays in
-    # flight while the others are applied.
-    held: list[tuple] = []
-    returned = listener._sent
-    listener._sent = lambda *answer: held.append(answer)
-    numbers = []
-    for i in range(10):
-        numbers.append(set_config(store, f"topics/burst{i}", **{"retention.ms": str(5000 + i)}))
-        wait_for(lambda n=numbers[-1]: listener.last_applied_change == n, timeout=10, message="applied")
-    assert batches == 10
-    assert listener.publisher.writes - writes == 1  # the others wait for it, and are coalesced
-    del listener._sent
-    for answer in held:
-        returned(*answer)
+    handler.process = counted
+    counts = count_requests(listener)
+    numbers = [
+        set_config(store, f"topics/{prefix}{i}", **{"retention.ms": str(5000 + i)}) for i in range(count)
+    ]
     last = numbers[-1]
-    wait_for(lambda: published(store, 14, last), timeout=10, message="the newest state, once it returned")
-    assert listener.publisher.writes - writes == 2
+    assert listener.wait_for_change(last, timeout=30)
+    wait_for(lambda: published(store, listener.broker_id, last), timeout=10, message="the last state")
+    del handler.process
+    return batches, sum(counts[kind] for kind in WRITES), last
+
+
+def test_a_step_catching_up_is_published_once_not_once_a_batch(store, start_listener, tmp_path):
+    listener = start_listener(14, plugins=[SlowPlugin()], state_dir=tmp_path)
+    listener.notifications.fetch_batch = 2  # a backlog of a few notifications is several batches
+    batches, writes, last = burst(store, listener, 20, "burst")
+    assert writes < batches, (writes, batches)
     snapshot = (tmp_path / "broker-14.jsonl").read_text().splitlines()
     assert json.loads(snapshot[0])["change_number"] == last  # the snapshot is never behind the node
-    assert listener.wait_for_change(last, timeout=1)
+
+    # the bound: a step that goes on for longer publishes as it goes
+    listener.notifications.publish_within_s = 0.0
+    batches, writes, _ = burst(store, listener, 10, "again")
+    assert writes >= batches
