@@ -173,14 +173,15 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
             def _state_published(self, change: int) -> None:
                 emit(f"A {self.broker_id} {change} {time.time():.6f}")
 
-    else:  # a listener that publishes synchronously at the end of each batch (for before/after runs)
+    else:  # an older listener (for before/after runs): timed when its state node write returns
 
         class TimedListener(ConfigListener):  # type: ignore[no-redef]
-            """Says when each batch is applied and its state node published (what ``--wait`` sees)."""
+            """Says when its state node is published (what ``--wait`` sees)."""
 
-            def _after_batch(self, notifications: Any = ()) -> None:
-                super()._after_batch(notifications)
-                emit(f"A {self.broker_id} {self.manager.last_applied_change} {time.time():.6f}")
+            def _publish(self, **options: Any) -> None:
+                super()._publish(**options)
+                if not self._publish_pending:
+                    emit(f"A {self.broker_id} {self.manager.last_applied_change} {time.time():.6f}")
 
     timeout = float(options.get("zk_timeout", 30))
     sessions: list[ZkSession] = []
