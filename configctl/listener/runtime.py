@@ -719,8 +719,10 @@ class ConfigListener:
         if record is not None and together:
             self.fleet_record.wrote(record[0])
             self._side_ok("fleet record")
-        elif with_record:
+        elif record is not None:  # due, and the transaction could not carry it: alone
             self.fleet_record.update()
+        elif with_record:
+            self.fleet_record.later()
 
     def _state_published(self, change: int) -> None:
         """The state node now says ``change`` (a hook: the fleet benchmark timestamps it here)."""

@@ -151,6 +151,19 @@ class FleetRecorder:
                 return
         self.write()
 
+    def later(self) -> None:
+        """The record moved but was not due when the state node was written: leave the timer to
+        write it interval + grace after its last write, should no batch carry it first. Never
+        writes at once: by the time the state node's write returns the interval may have passed,
+        and the next batch (not a write of its own) is meant to carry the record."""
+        with self._lock:
+            if self._closed or self._timer is not None or self._written == self._progress():
+                return
+            wait = 0.0 if self._written_at is None else self._written_at + self.interval - self._clock()
+            self._timer = threading.Timer(max(0.0, wait) + self.grace, self._deferred)
+            self._timer.daemon = True
+            self._timer.start()
+
     def due(self) -> tuple[int | None, bytes] | None:
         """The record to write now with the state node (its progress and bytes), or None when it
         has not moved or was written less than an interval ago."""

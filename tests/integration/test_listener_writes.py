@@ -17,7 +17,9 @@ from helpers import set_config, wait_for
 
 from configctl import fleet
 from configctl.listener import ConfigListener
+from configctl.listener.state import FleetRecorder
 from configctl.zk.configstore import ConfigStore
+from configctl.zk.session import ZkSession
 from configctl.znodes import FleetRecordZNode
 
 STATIC = {"log.retention.hours": "72"}
@@ -161,3 +163,23 @@ def test_a_step_catching_up_is_published_once_not_once_a_batch(store, start_list
     listener.notifications.publish_within_s = 0.0
     batches, writes, _ = burst(store, listener, 10, "again")
     assert writes >= batches
+
+
+def test_a_record_that_fell_due_during_the_state_write_waits_for_the_next_batch(zk, zk_connect):
+    """By the time a state node write returns the record's interval may have passed: it is not
+    written alone at once then (that was a second write per batch at fleet size), but carried by
+    the next batch, or written by the timer when none comes."""
+    now = [100.0]
+    progress = [1]
+    with ZkSession(zk_connect) as session:
+        recorder = FleetRecorder(session, 15, lambda: progress[0], grace=0.2, clock=lambda: now[0])
+        recorder.write()
+        progress[0], now[0] = 2, 100.5  # a batch, not due: the state node is written alone
+        assert recorder.due() is None
+        now[0] = 101.5  # its write took long: the interval has passed since
+        recorder.later()
+        assert recorder.writes == 1  # nothing written alone at once
+        assert recorder.due() is not None  # the next batch carries it ...
+        wait_for(lambda: recorder.writes == 2, timeout=5, message="... or the timer writes it")
+        assert record(zk, 15)["last_applied_change"] == 2
+        recorder.close()
