@@ -121,7 +121,7 @@ def java_double(value: float) -> str:
     return sign + text
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)  # values repeat across a fleet's entities; a bigger cache is RSS held for ever
 def kafka_text(kafka_type: str | None, raw: str) -> str:
     """The text a Kafka broker reports for a stored value: ``ConfigDef.convertToString(parse(raw))``.
 

@@ -1,11 +1,16 @@
-"""The Kafka client's exceptions become configctl's errors here, at the I/O edge, and nowhere else."""
+"""The Kafka client's exceptions become configctl's errors here, at the I/O edge, and nowhere else.
+
+The Kafka client is imported when an error is first translated, not with this module: every
+listener imports :class:`KafkaUnavailable` (the sidecar's observer names it), and a listener that
+is no sidecar should not carry the Kafka client's 60-odd modules (about 8 MB) for that.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-
-import kafka.errors as kafka_errors
+from functools import cache
+from typing import Any
 
 from configctl.errors import ConfigctlError, InvalidInput, PermissionDenied
 
@@ -20,30 +25,37 @@ class BrokerRefused(InvalidInput):
     """The broker refused the request and said why; nothing was changed by it."""
 
 
-_UNREACHABLE = (
-    kafka_errors.KafkaConnectionError,
-    kafka_errors.MetadataEmptyBrokerList,
-    kafka_errors.UnrecognizedBrokerVersion,
-    kafka_errors.KafkaTimeoutError,
-    kafka_errors.RequestTimedOutError,
-    kafka_errors.NodeNotReadyError,
-    kafka_errors.BrokerNotAvailableError,
-)
-_DENIED = (
-    kafka_errors.ClusterAuthorizationFailedError,
-    kafka_errors.TopicAuthorizationFailedError,
-    kafka_errors.AuthorizationError,
-    kafka_errors.SaslAuthenticationFailedError,
-)
+@cache
+def _kafka() -> Any:
+    """``kafka.errors``, and which of its exceptions mean unreachable and which denied."""
+    import kafka.errors as kafka_errors
+
+    unreachable = (
+        kafka_errors.KafkaConnectionError,
+        kafka_errors.MetadataEmptyBrokerList,
+        kafka_errors.UnrecognizedBrokerVersion,
+        kafka_errors.KafkaTimeoutError,
+        kafka_errors.RequestTimedOutError,
+        kafka_errors.NodeNotReadyError,
+        kafka_errors.BrokerNotAvailableError,
+    )
+    denied = (
+        kafka_errors.ClusterAuthorizationFailedError,
+        kafka_errors.TopicAuthorizationFailedError,
+        kafka_errors.AuthorizationError,
+        kafka_errors.SaslAuthenticationFailedError,
+    )
+    return kafka_errors, unreachable, denied
 
 
 def refusal(error_code: int, message: str | None, what: str) -> BrokerRefused | PermissionDenied | None:
     """The error a per-resource error code in a response means (None for no error)."""
     if not error_code:
         return None
+    kafka_errors, _, denied = _kafka()
     kind = kafka_errors.for_code(error_code)
     reason = " ".join((message or kind.__name__).split())
-    if issubclass(kind, _DENIED):
+    if issubclass(kind, denied):
         return PermissionDenied(f"the broker refused to {what}: {reason}")
     return BrokerRefused(f"the broker refused to {what}: {reason}")
 
@@ -51,9 +63,10 @@ def refusal(error_code: int, message: str | None, what: str) -> BrokerRefused | 
 @contextlib.contextmanager
 def translate_errors(action: str, bootstrap: str) -> Iterator[None]:
     """Turn the Kafka client's exceptions into one-line configctl errors; ``action`` completes "to ..."."""
+    kafka_errors, unreachable, denied = _kafka()
     try:
         yield
-    except _DENIED as exc:
+    except denied as exc:
         raise PermissionDenied(f"Kafka refused to {action}: {_reason(exc)}") from None
     except kafka_errors.UnknownBrokerIdError as exc:
         # The broker asked for is not in the cluster's metadata: it is not running. Another broker
@@ -62,7 +75,7 @@ def translate_errors(action: str, bootstrap: str) -> Iterator[None]:
             f"broker {' '.join(str(a) for a in exc.args) or '?'} is not in the cluster's metadata "
             f"(not running) while trying to {action}"
         ) from None
-    except _UNREACHABLE:
+    except unreachable:
         raise KafkaUnavailable(f"no Kafka broker at {bootstrap} answered while trying to {action}") from None
     except kafka_errors.KafkaError as exc:
         raise BrokerRefused(f"Kafka failed to {action}: {_reason(exc)}") from None

@@ -77,3 +77,18 @@ ALLOWED_AT_HELP = {
     "configctl.cli.habits",
     "configctl.cli.__main__",
 }
+
+
+def test_a_listener_that_is_no_sidecar_carries_no_kafka_client_spark_or_web_server() -> None:
+    """What every broker's listener imports stays small: the Kafka client (a sidecar's), Spark (the
+    audit's) and the console's web stack are loaded only by what uses them (about 8 MB of RSS for
+    the Kafka client alone, in every listener of a fleet)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, configctl.cli.main, configctl.cli.listener, configctl.listener.runtime\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'kafka', 'pyspark', 'starlette', 'uvicorn'})))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
