@@ -41,9 +41,9 @@ from configctl.znodes import BrokerStateZNode, FleetRecordZNode
 FLEET_RECORD_INTERVAL_S = 1.0
 """The fleet record is rewritten at most this often while changes flow (plus once at the end)."""
 FLEET_RECORD_GRACE_S = 0.5
-"""How long past its interval a due record waits for a batch to carry it (in the state node's
-transaction) before a timer writes it alone: changes arriving more often than this never cost a
-write of their own, and once changes stop the record is at most interval + grace behind."""
+"""A record not carried by a batch (in the state node's transaction) is written alone interval +
+grace after the last batch: batches less than that apart never cost a write of their own, and
+once they stop the record is at most that far behind."""
 
 
 class StatePublisher:
@@ -130,6 +130,7 @@ class FleetRecorder:
         self._written_at: float | None = None
         self._written: int | object | None = _NOTHING
         self._timer: threading.Timer | None = None
+        self._last_batch: float | None = None  # when later() last saw a batch
         self._closed = False
         self.writes = 0
 
@@ -153,16 +154,25 @@ class FleetRecorder:
 
     def later(self) -> None:
         """The record moved but was not due when the state node was written: leave the timer to
-        write it interval + grace after its last write, should no batch carry it first. Never
-        writes at once: by the time the state node's write returns the interval may have passed,
-        and the next batch (not a write of its own) is meant to carry the record."""
+        write it should no batch carry it first. The timer waits until interval + grace after
+        the last batch (and at least the interval after the last write), so a stream of batches
+        less than that apart always carries the record, and once batches stop it is written
+        alone that long after the last. Never writes at once: by the time the state node's
+        write returns the interval may have passed, and the next batch is meant to carry it."""
         with self._lock:
+            self._last_batch = self._clock()
             if self._closed or self._timer is not None or self._written == self._progress():
                 return
-            wait = 0.0 if self._written_at is None else self._written_at + self.interval - self._clock()
-            self._timer = threading.Timer(max(0.0, wait) + self.grace, self._deferred)
-            self._timer.daemon = True
-            self._timer.start()
+            self._arm()
+
+    def _arm(self) -> None:
+        """Start the timer for when :meth:`later`'s wait is over (under the lock)."""
+        wait = self._last_batch + self.interval + self.grace - self._clock()
+        if self._written_at is not None:
+            wait = max(wait, self._written_at + self.interval - self._clock())
+        self._timer = threading.Timer(max(0.0, wait), self._deferred)
+        self._timer.daemon = True
+        self._timer.start()
 
     def due(self) -> tuple[int | None, bytes] | None:
         """The record to write now with the state node (its progress and bytes), or None when it
@@ -193,6 +203,9 @@ class FleetRecorder:
         with self._lock:
             self._timer = None
             if self._closed:
+                return
+            if self._last_batch is not None and self._clock() < self._last_batch + self.interval + self.grace:
+                self._arm()  # a batch came since this timer was set: it may yet carry the record
                 return
         self.write()
 

@@ -169,17 +169,37 @@ def test_a_record_that_fell_due_during_the_state_write_waits_for_the_next_batch(
     """By the time a state node write returns the record's interval may have passed: it is not
     written alone at once then (that was a second write per batch at fleet size), but carried by
     the next batch, or written by the timer when none comes."""
-    now = [100.0]
+    offset = [0.0]
     progress = [1]
     with ZkSession(zk_connect) as session:
-        recorder = FleetRecorder(session, 15, lambda: progress[0], grace=0.2, clock=lambda: now[0])
+        recorder = FleetRecorder(
+            session, 15, lambda: progress[0], grace=0.2, clock=lambda: time.monotonic() + offset[0]
+        )
         recorder.write()
-        progress[0], now[0] = 2, 100.5  # a batch, not due: the state node is written alone
+        progress[0] = 2  # a batch, not due: the state node is written alone
         assert recorder.due() is None
-        now[0] = 101.5  # its write took long: the interval has passed since
+        offset[0] = 1.5  # its write took long: the interval has passed since
         recorder.later()
         assert recorder.writes == 1  # nothing written alone at once
         assert recorder.due() is not None  # the next batch carries it ...
         wait_for(lambda: recorder.writes == 2, timeout=5, message="... or the timer writes it")
         assert record(zk, 15)["last_applied_change"] == 2
+        recorder.close()
+
+
+def test_batches_closer_than_the_timer_never_cost_a_record_write_of_their_own(zk, zk_connect):
+    progress = [1]
+    with ZkSession(zk_connect) as session:
+        recorder = FleetRecorder(session, 16, lambda: progress[0], interval=0.5, grace=0.5)
+        recorder.write()
+        started = time.monotonic()
+        progress[0] = 2
+        recorder.later()  # a batch the record was not due for: the timer is set
+        time.sleep(0.6)
+        progress[0] = 3
+        recorder.later()  # another, 0.6 s later: the timer waits a second after it
+        time.sleep(max(0.0, started + 1.3 - time.monotonic()))
+        assert recorder.writes == 1  # the first timer did not write: a batch had come since
+        wait_for(lambda: recorder.writes == 2, timeout=5, message="the timer, once batches stopped")
+        assert record(zk, 16)["last_applied_change"] == 3
         recorder.close()
