@@ -56,7 +56,7 @@ CHROMIUM ?= /usr/bin/chromium
 
 # Everything, the console in a real browser included (tests/browser: chromium is installed first).
 test: $(STAMP) $(KAFKA_STAMP) browser
-	CONFIGCTL_BROWSER_TESTS=1 CONFIGCTL_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	CONSOLE_BROWSER_TESTS=1 CONSOLE_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 browser:
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
@@ -64,12 +64,12 @@ browser:
 
 # Only the console in a real browser (tests/browser), against real ZooKeeper and listener processes.
 test-browser: $(STAMP) browser
-	CONFIGCTL_BROWSER_TESTS=1 CONFIGCTL_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
+	CONSOLE_BROWSER_TESTS=1 CONSOLE_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
 
 # Screenshots of every console page (fleet, entity, rollouts, drift at 500 brokers) and of the
 # audit's HTML report at 500 brokers, into build/screenshots/.
 screenshots: $(STAMP) browser
-	CONFIGCTL_BROWSER_TESTS=1 CONFIGCTL_CHROMIUM=$(CHROMIUM) CONFIGCTL_SCREENSHOTS=build/screenshots \
+	CONSOLE_BROWSER_TESTS=1 CONSOLE_CHROMIUM=$(CHROMIUM) CONSOLE_SCREENSHOTS=build/screenshots \
 	    $(BIN)/python -m pytest tests/browser/test_screenshots.py $(PYTEST_ARGS)
 
 # The long property runs (1,000 random sequences against a real broker, ...), skipped by make test.

@@ -1,7 +1,7 @@
 """Real-browser tests of the console: Playwright driving Debian's ``chromium`` (see docs/console.md).
 
 ``make test`` and ``make test-browser`` run them (both install the browser first when it is
-missing and set ``CONFIGCTL_BROWSER_TESTS=1``); a bare ``pytest`` without that variable skips
+missing and set ``CONSOLE_BROWSER_TESTS=1``); a bare ``pytest`` without that variable skips
 them. Asked for without a browser, they fail rather than skip, so a green ``make test`` always
 means a browser ran them.
 """
@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from browser_console import Served
 
-ASKED = os.environ.get("CONFIGCTL_BROWSER_TESTS") == "1"
-CHROMIUM = os.environ.get("CONFIGCTL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+# Not CONFIGCTL_*: that prefix is configctl's own settings (config show lists them, zk start writes them).
+ASKED = os.environ.get("CONSOLE_BROWSER_TESTS") == "1"
+CHROMIUM = os.environ.get("CONSOLE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -52,9 +53,12 @@ def consoles() -> Iterator[list[Served]]:
         served.log.unlink(missing_ok=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Debian chromium for the session, driven by Playwright (no browser download)."""
+    """One headless Debian chromium per module, driven by Playwright (no browser download).
+
+    Not per session: Playwright's synchronous API keeps an asyncio loop running in the main thread
+    while it is open, and tests that run after this directory call ``asyncio.run``."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"no chromium at {CHROMIUM}: run make browser (apt-get install chromium)")
     from playwright.sync_api import sync_playwright

@@ -21,7 +21,7 @@ from helpers import REPO_ROOT, child_env, run_cli
 
 pytestmark = pytest.mark.zk
 
-OUT = Path(os.environ.get("CONFIGCTL_SCREENSHOTS") or REPO_ROOT / "build" / "screenshots")
+OUT = Path(os.environ.get("CONSOLE_SCREENSHOTS") or REPO_ROOT / "build" / "screenshots")
 BROKERS = 500
 
 
