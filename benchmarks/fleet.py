@@ -189,8 +189,6 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
 
     def start_one(broker_id: int) -> ConfigListener:
         session = ZkSession(ConnectionSettings.of(connect, timeout=timeout))
-        if options.get("poll_select"):
-            poll_select(session.client.handler)
         sessions.append(session)
         listener = TimedListener(
             session,
@@ -230,35 +228,6 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
     for client in raws:
         client.stop()
         client.close()
-
-
-def poll_select(handler: Any) -> None:
-    """What-if (``--poll-select``): ``handler`` (a listener session's kazoo handler) waits with one
-    poll(2) call instead of kazoo's selector_select, which builds, fills and closes an epoll
-    selector for each wait (about 23 waits per change: its connection thread waits before every
-    read). Like kazoo's, it has no limit on descriptor numbers. ``ZkSession`` could hand kazoo
-    such a handler; this measures what that would change. The raw sessions keep kazoo's."""
-    import select
-
-    readable = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
-
-    def wait(rlist: Any, wlist: Any, xlist: Any, timeout: float | None = None) -> tuple[list, list, list]:
-        poller = select.poll()
-        objects: dict[int, Any] = {}
-        for obj in rlist:
-            fd = obj if isinstance(obj, int) else obj.fileno()
-            objects[fd] = obj
-            poller.register(fd, select.POLLIN | select.POLLPRI)
-        for obj in wlist:
-            fd = obj if isinstance(obj, int) else obj.fileno()
-            objects.setdefault(fd, obj)
-            poller.register(fd, select.POLLOUT)
-        events = poller.poll(None if timeout is None else timeout * 1000)
-        read = [objects[fd] for fd, event in events if event & readable and objects[fd] in rlist]
-        write = [objects[fd] for fd, event in events if event & select.POLLOUT]
-        return read, write, []
-
-    handler.select = wait
 
 
 def listener_health(listener: Any) -> dict[str, Any]:
@@ -564,7 +533,6 @@ def measure(brokers: int, changes: int, interval: float, per_process: int, optio
         ),
         "zk_watch_count": [int(m.get("zk_watch_count", 0)) for m in mntr_after],
         "load_average": [round(load_before, 2), round(load_after, 2)],
-        "poll_select": bool(options.get("poll_select")),
     }
     return details
 
@@ -632,18 +600,12 @@ def main() -> None:
         help="lease: one purger at a time (configctl's default); all: every listener purges (Kafka's "
         "way); compare: both, one after the other, with a 2 s expiry so purges happen during the run",
     )
-    parser.add_argument(
-        "--poll-select",
-        action="store_true",
-        help="what-if: the listeners' kazoo handlers wait with poll(2) (see poll_select); raw ones unchanged",
-    )
     parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
     parser.add_argument("--details", type=Path, help="also write everything measured here (JSON)")
     args = parser.parse_args()
     options: dict[str, Any] = {
         "zk_timeout": args.zk_timeout,
         "recheck_s": args.recheck_s,
-        "poll_select": args.poll_select,
     }
     if args.change_expiration_ms:
         options["change_expiration_ms"] = args.change_expiration_ms
