@@ -244,6 +244,25 @@ REJECTING_PLUGIN = "examples.plugins.log_retention:LogRetentionApplier"
 
 
 @pytest.fixture
+def embedded_listeners(zk_connect: str) -> Iterator[Callable[..., Any]]:
+    """``start(broker_id, **kwargs)``: an embedded listener on the session's ZooKeeper, started
+    (retention 72 h as its one static key besides ``broker.id``); all stopped after the test."""
+    from configctl.listener import ConfigListener
+
+    started: list[Any] = []
+
+    def start(broker_id: int, **kwargs: Any) -> Any:
+        static = {"log.retention.hours": "72", "broker.id": str(broker_id)}
+        listener = ConfigListener(zk_connect, broker_id, static, **kwargs)
+        started.append(listener.start(timeout=30))
+        return listener
+
+    yield start
+    for listener in started:
+        listener.stop()
+
+
+@pytest.fixture
 def fleet_of_three(zk_connect: str, tmp_path: Path) -> Iterator[dict[int, Any]]:
     """Brokers 1, 2 and 3, each a `configctl listener run` process; broker 2 runs a rejecting plugin.
 

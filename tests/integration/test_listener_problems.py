@@ -47,17 +47,8 @@ def admin_zk(zk_connect: str):
 
 
 @pytest.fixture
-def listeners(zk_connect: str):
-    started: list[ConfigListener] = []
-
-    def start(broker_id: int, **kwargs) -> ConfigListener:
-        listener = ConfigListener(zk_connect, broker_id, {**STATIC, "broker.id": str(broker_id)}, **kwargs)
-        started.append(listener.start(timeout=30))
-        return listener
-
-    yield start
-    for listener in started:
-        listener.stop()
+def listeners(embedded_listeners):
+    return embedded_listeners
 
 
 def published(store, broker_id: int, change: int) -> dict:

@@ -33,17 +33,8 @@ def store(zk_connect: str):
 
 
 @pytest.fixture
-def start_listener(zk_connect: str):
-    started: list[ConfigListener] = []
-
-    def start(broker_id: int, **kwargs) -> ConfigListener:
-        listener = ConfigListener(zk_connect, broker_id, {**STATIC, "broker.id": str(broker_id)}, **kwargs)
-        started.append(listener.start(timeout=30))
-        return listener
-
-    yield start
-    for listener in started:
-        listener.stop()
+def start_listener(embedded_listeners):
+    return embedded_listeners
 
 
 def count_requests(listener: ConfigListener) -> Counter[str]:
