@@ -33,7 +33,6 @@ from configctl import snapshot
 from configctl.errors import InvalidInput
 from configctl.files import write_atomically
 from configctl.zk.ephemeral import OwnedEphemeral
-from configctl.zk.errors import translate_errors
 from configctl.zk.persistent import PersistentNode
 from configctl.zk.session import ZkSession
 from configctl.znodes import BrokerStateZNode, FleetRecordZNode
@@ -69,22 +68,15 @@ class StatePublisher:
         data = BrokerStateZNode.encode(document)
         session_id = self.session.session_id
         ours = session_id is not None and session_id == self._published_in
-        if also is not None and ours and self._together(data, *also):
-            return True
+        if also is not None and ours:
+            together = self.session.set_together([(self.node.path, data), also])
+            self.writes += 1
+            if together:
+                return True
         self.node.publish(data)
         self.writes += 1
         self._published_in = session_id
         return False
-
-    def _together(self, data: bytes, path: str, other: bytes) -> bool:
-        client = self.session.client
-        transaction = client.transaction()
-        transaction.set_data(self.node.path, data)
-        transaction.set_data(path, other)
-        with translate_errors(f"write {self.node.path} and {path}"):
-            results = transaction.commit_async().get(timeout=self.session.timeout)
-        self.writes += 1
-        return not any(isinstance(result, Exception) for result in results)
 
     def remove(self) -> None:
         """Delete the node now (a clean stop), instead of waiting for the session to close."""

@@ -429,6 +429,16 @@ class ZkSession:
     def transaction(self) -> Any:
         return self.client.transaction()
 
+    def set_together(self, writes: Sequence[tuple[str, bytes]]) -> bool:
+        """Set the data of existing nodes in one transaction (one write through the quorum): True
+        when every one was set, False when the transaction failed (a node missing, say) and none was."""
+        transaction = self.client.transaction()
+        for path, data in writes:
+            transaction.set_data(path, data)
+        with translate_errors(f"write {', '.join(path for path, _ in writes)}"):
+            results = transaction.commit_async().get(timeout=self.timeout)
+        return not any(isinstance(result, Exception) for result in results)
+
 
 class PendingRead:
     """Reads in flight (:meth:`ZkSession.read_later`); :meth:`result` answers as ``get_many`` does."""
