@@ -613,15 +613,13 @@ class ConfigListener:
         self.metrics.observe([n.ctime_ms for n in notifications])
         self._unpublished = True
 
-    def _after_batch(self, notifications: Sequence[RawNotification] = ()) -> None:
+    def _after_batch(self) -> None:
         """Snapshot first, then the state node: the node never claims more than the snapshot holds.
 
         Neither may stall the listener: once it runs, a failure is logged once and retried after
         the next step. During the initial load a state node it may not write fails the start.
         The fleet record, when due, rides in the state node's write (:class:`StatePublisher`).
         """
-        if notifications:
-            self.metrics.observe([n.ctime_ms for n in notifications])
         self._unpublished = False
         if self.snapshot is not None:
             try:
