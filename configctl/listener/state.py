@@ -138,9 +138,7 @@ class FleetRecorder:
                 wait = self._written_at + self.interval - self._clock()
             if wait > 0:
                 if self._timer is None:
-                    self._timer = threading.Timer(wait + self.grace, self._deferred)
-                    self._timer.daemon = True
-                    self._timer.start()
+                    self._start_timer(wait + self.grace)
                 return
         self.write()
 
@@ -162,7 +160,11 @@ class FleetRecorder:
         wait = self._last_batch + self.interval + self.grace - self._clock()
         if self._written_at is not None:
             wait = max(wait, self._written_at + self.interval - self._clock())
-        self._timer = threading.Timer(max(0.0, wait), self._deferred)
+        self._start_timer(max(0.0, wait))
+
+    def _start_timer(self, delay: float) -> None:
+        """The one pending deferred write, ``delay`` seconds from now (under the lock)."""
+        self._timer = threading.Timer(delay, self._deferred)
         self._timer.daemon = True
         self._timer.start()
 
