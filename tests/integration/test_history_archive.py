@@ -55,18 +55,10 @@ def test_the_archive_answers_past_zookeepers_records(zk_connect: str, tmp_path: 
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["added"] == 0 and files(out) == written  # same bytes, untouched
 
-        at = (
-            "describe",
-            "--effective",
-            "--broker",
-            "1",
-            "--topic",
-            "orders",
-            "--at",
-            iso(after_first),
-            "-o",
-            "json",
-        )
+        def describe_at(at_ms: int) -> tuple[str, ...]:
+            return ("describe", "--effective", "--broker", "1", "--topic", "orders", "--at", iso(at_ms))
+
+        at = (*describe_at(after_first), "-o", "json")
         refused = cli(zk_connect, *at)
         assert refused.returncode == 13 and "beyond that horizon" in refused.stderr
         kept = {"CONFIGCTL_HISTORY_ARCHIVE": str(out)}
@@ -83,16 +75,7 @@ def test_the_archive_answers_past_zookeepers_records(zk_connect: str, tmp_path: 
         assert feed.returncode == 0, feed.stderr
         assert [e["version"] for e in json.loads(feed.stdout)] == [3, 2, 1, 0]
 
-        horizon = (
-            "describe",
-            "--effective",
-            "--broker",
-            "1",
-            "--topic",
-            "orders",
-            "--at",
-            iso(before_all - 86_400_000),
-        )
+        horizon = describe_at(before_all - 86_400_000)
         beyond = cli(zk_connect, *horizon, env=kept)
         assert beyond.returncode == 0  # version 0 is archived: the topic had no config before it
         (out / "topics%2Forders.jsonl").write_bytes(written["topics%2Forders.jsonl"][0].split(b"\n", 1)[1])
