@@ -54,9 +54,10 @@ import random
 import threading
 import time
 from collections import ChainMap
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
+from configctl.entities import CONFIG_ROOT
 from configctl.errors import ConfigctlError, InvalidInput, ZooKeeperUnavailable, one_line, printable
 from configctl.listener.manager import RawNotification
 from configctl.zk import retry
@@ -87,8 +88,12 @@ class ChangeHandler(Protocol):
     def load_all(self, up_to: int | None) -> None:
         """Read and apply everything; every change numbered ``<= up_to`` is reflected in what is read."""
 
-    def process(self, notifications: Sequence[RawNotification]) -> None:
-        """Apply new notifications (ascending, none missing between them)."""
+    def process(self, notifications: Sequence[RawNotification], changed: Mapping[str, Any]) -> None:
+        """Apply new notifications (ascending, none missing between them).
+
+        ``changed``: config nodes already read, by path (``(data, stat)``, None when absent, or
+        the error that kept one from being read), each read after every one of ``notifications``
+        was created: a handler may take them as the reads the notifications call for."""
 
     def flush(self) -> None:
         """Publish what the batches since the last flush applied (optional: a handler without it
@@ -119,7 +124,11 @@ class SequentialNotificationListener:
         name: str = "configctl-listener",
         recheck_s: float = RECHECK_S,
         publish_within_s: float = PUBLISH_WITHIN_S,
+        tree: str | None = CONFIG_ROOT,
     ) -> None:
+        """``tree``: a path above ``path`` to keep a persistent recursive watch on (see
+        :class:`~configctl.zk.watchers.NotificationWatch`), so a change costs one round trip of
+        reads; None, or a path not above ``path``, for a one-shot child watch."""
         if change_expiration_ms <= 0:
             raise InvalidInput("change expiration must be a positive number of milliseconds")
         if not recheck_s > 0:
@@ -144,6 +153,7 @@ class SequentialNotificationListener:
             prefix,
             on_change=self.request_check,
             on_bad_name=lambda name: self.handler.bad_notification_name(name),
+            tree=tree if tree is not None and path.startswith(tree.rstrip("/") + "/") else None,
         )
         self.purge = NotificationPurge(
             session,
@@ -159,6 +169,7 @@ class SequentialNotificationListener:
         self._cond = threading.Condition()
         self._need_reload = False
         self._need_check = False
+        self._need_list = False  # the next check lists, whatever the tree watch says
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._loaded = threading.Event()
@@ -234,6 +245,7 @@ class SequentialNotificationListener:
             self._stopping = True
             self._cond.notify_all()
         self.session_watch.stop()
+        self.watch.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
         self._thread = None
@@ -278,6 +290,7 @@ class SequentialNotificationListener:
                     remaining = until - time.monotonic()
                     if remaining <= 0:  # no event for a while: look anyway (a watch may be lost)
                         self._need_check = True
+                        self._need_list = True
                         self._counts["rechecks"] += 1
                         break
                     self._cond.wait(remaining)
@@ -328,6 +341,7 @@ class SequentialNotificationListener:
                     if reload:
                         self._need_reload = True
                     self._need_check = True
+                    self._need_list = True  # what the failed step took of the watch's hints is gone
                     self._mark_pending()
                     if not self._stopping:
                         self._cond.wait(delay)
@@ -348,6 +362,7 @@ class SequentialNotificationListener:
         session = self.session_watch.session_id
         if session is None:
             raise ZooKeeperUnavailable("not connected to ZooKeeper")
+        self.watch.forget_hints()  # everything is read below
         names = self.watch.list(watch=False)
         up_to = self.watch.number(max(names)) if names else None
         if self.watch.recreated:
@@ -373,22 +388,22 @@ class SequentialNotificationListener:
         self._loaded.set()
 
     def _check(self) -> None:
-        """List with the watch re-armed, process what is new, purge what expired.
+        """List, process what is new, purge what expired: one round trip of reads per change.
 
-        The next few notifications (numbers after the last processed one) are read *with* the
-        listing, in the same round trip: after a watch fires, the new notification is almost
-        always ``last + 1``, so the usual change costs two round trips (listing and notification
-        together, then the entity) instead of three. A guess that is wrong costs nothing but a
-        few "no node" answers; whatever the listing shows and the guess missed is read after.
+        With the listing go, in the same round trip, the reads of the new notifications and of
+        the config nodes the tree watch saw change (:meth:`NotificationWatch.check`): the handler
+        takes those as the reads the notifications call for, so the usual change costs one
+        round trip of reads, not the three of list, read the notification, read its entity.
+        Whatever the listing shows and the hints missed is read after.
 
         Names sort as their numbers (:class:`~configctl.zk.watchers.NotificationWatch`): finding
         the new ones is a string comparison per child, and only those are parsed and sorted.
         """
         watch = self.watch
         self._counts["checks"] += 1
-        early = watch.read_ahead(self._last, self.speculate)
-        names = watch.list(watch=True)
-        prefetched = early.result()
+        with self._cond:
+            listing, self._need_list = self._need_list, False
+        names, prefetched, changed = watch.check(self._last, self.speculate, listing=listing).result()
         if watch.recreated:  # numbers restarted: what is there now cannot be told from what was
             self._renumbered()
             self.request_reload()
@@ -418,7 +433,7 @@ class SequentialNotificationListener:
                 else RawNotification(watch.number(name), name, found[0], ctime_ms=found[1])
                 for name, found in zip(chunk, reads, strict=True)
             ]
-            self.handler.process(batch)
+            self.handler.process(batch, changed)
             if self._unflushed_since is None:
                 self._unflushed_since = time.monotonic()
             self._last = batch[-1].number

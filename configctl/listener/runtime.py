@@ -135,11 +135,13 @@ class _Handler:
         )
         self._initial = False
 
-    def process(self, notifications: Sequence[RawNotification]) -> None:
+    def process(self, notifications: Sequence[RawNotification], changed: Mapping[str, Any]) -> None:
         """Apply a batch; it is published by :meth:`flush`, which the notification listener calls
-        once the notifications at hand are applied (or a short bound has passed)."""
+        once the notifications at hand are applied (or a short bound has passed). Entities whose
+        node is in ``changed`` (read after these notifications were made) are not read again."""
         plan = self.manager.plan(notifications)
-        reads = list(self._read([entity for entity, _ in plan], [number for _, number in plan]))
+        entities = [entity for entity, _ in plan]
+        reads = list(self._reads(entities, [n for _, n in plan], self.tree.read(entities, known=changed)))
         before = self.owner._before([entity for entity, _ in plan])
         result = self.manager.apply(reads, notifications[-1].number)
         self.owner._log_applied(result, before)
@@ -155,9 +157,6 @@ class _Handler:
 
     def bad_notification_name(self, name: str) -> None:
         self.manager.bad_notification_name(name)
-
-    def _read(self, entities: Sequence[Entity], numbers: Sequence[int | None]) -> Iterator[EntityRead]:
-        return self._reads(entities, numbers, self.tree.read(entities))
 
     @staticmethod
     def _reads(
@@ -263,6 +262,10 @@ class ConfigListener:
     ``metrics_address`` (loopback by default). ``stall_after_s``: how long work may wait
     undone before :meth:`health` calls the listener stalled. ``recheck_s``: how often it re-lists
     the notifications even when no watch fired (a lost watch is caught up within it).
+    ``tree_watch``: follow ``/config`` with one persistent recursive watch, which names the new
+    notifications and the config nodes changed with them, so a change costs one round trip of
+    reads (the default; ZooKeeper older than 3.6 falls back by itself); False for Kafka's one-shot
+    child watch on ``/config/changes``.
     ``digest_key_file``: the fleet's
     digest key (else ``$CONFIGCTL_DIGEST_KEY_FILE``; neither: plain SHA-256), which makes the
     digests of secrets in snapshots and the state node HMAC-SHA256 under it (:func:`secrets.digest`).
@@ -292,6 +295,7 @@ class ConfigListener:
         metrics_address: str = "",
         stall_after_s: float = DEFAULT_STALL_AFTER_S,
         recheck_s: float = RECHECK_S,
+        tree_watch: bool = True,
         digest_key_file: str | os.PathLike[str] | None = None,
         bootstrap_server: str | None = None,
         command_config: str | os.PathLike[str] | None = None,
@@ -349,6 +353,7 @@ class ConfigListener:
             purge_jitter_ms=purge_jitter_ms,
             name=f"configctl-listener-{self.broker_id}",
             recheck_s=recheck_s,
+            tree=CONFIG_ROOT if tree_watch else None,
         )
         self.metrics = ListenerMetrics(self)
         self.stall_after_s = float(stall_after_s)

@@ -10,7 +10,7 @@ broker reports that one and applies the rest.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from configctl.entities import CONFIG_ROOT, Entity, EntityType
@@ -38,11 +38,19 @@ class ConfigTree:
             [f"{CONFIG_ROOT}/users/{u}/clients" for u in users], node_errors=True
         )
 
-    def read(self, entities: Sequence[Entity]) -> list[Data]:
-        """Each entity's config node, in the order given, in one round trip of latency."""
+    def read(self, entities: Sequence[Entity], *, known: Mapping[str, Any] | None = None) -> list[Data]:
+        """Each entity's config node, in the order given, in one round trip of latency.
+
+        ``known``: nodes already read (by path, as :meth:`ZkSession.get_many` answers with
+        ``node_errors``) that are new enough for the caller; only the others are asked for."""
         if not entities:
             return []
-        return _data(self.session.get_many([entity.znode for entity in entities], node_errors=True))
+        paths = [entity.znode for entity in entities]
+        if known:
+            asked = [path for path in paths if path not in known]
+            answers = dict(zip(asked, self.session.get_many(asked, node_errors=True), strict=True))
+            return _data([known[path] if path in known else answers[path] for path in paths])
+        return _data(self.session.get_many(paths, node_errors=True))
 
     def read_chunks(self, entities: Sequence[Entity], chunk: int) -> Iterator[list[Data]]:
         """:meth:`read` ``chunk`` entities at a time, in order, the next chunk asked for when the

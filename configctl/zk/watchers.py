@@ -8,8 +8,8 @@ the watch as it lists.
 
 * :class:`SessionWatch`: the session's state (connected, with which session id; suspended; lost).
 * :class:`NotificationWatch`: a directory of sequential notification nodes (Kafka's
-  ``/config/changes``): its children listed with the child watch re-armed, their sequence
-  numbers, and the notifications read, the next few ahead of the listing.
+  ``/config/changes``): its children listed, their sequence numbers, and in the listing's round
+  trip the new notifications read, with the config nodes a persistent tree watch saw change.
 
 kazoo forgets its watches when a connection drops, even when the session survives: after every
 reconnection (:class:`SessionWatch` says when) the caller lists again with the watch.
@@ -17,6 +17,7 @@ reconnection (:class:`SessionWatch` says when) the caller lists again with the w
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -24,10 +25,13 @@ from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from configctl.errors import ZooKeeperUnavailable
-from configctl.zk import retry
+from configctl.zk import retry, treewatch
 from configctl.zk.errors import translate_errors
 from configctl.zk.session import PendingRead, ZkSession
 
+MAX_HINTS = 10_000
+"""What the tree watch's hints hold at most between two checks: past it, more are dropped (they
+are only hints: the listing and the handler's own reads stay the truth)."""
 MAX_SEQUENCE = 2**31 - 1
 """The largest number ZooKeeper gives a sequential node (a signed 32-bit counter)."""
 
@@ -81,8 +85,14 @@ class SessionWatch:
 
 
 class NotificationWatch:
-    """The children of ``path`` named ``prefix`` + 10 digits, with a child watch that calls
-    ``on_change()`` when they change (on kazoo's thread: never block).
+    """The children of ``path`` named ``prefix`` + 10 digits, with a watch that calls
+    ``on_change()`` when one is created (on kazoo's thread: never block).
+
+    With ``tree`` (a path that contains ``path``: Kafka's ``/config`` for ``/config/changes``) the
+    watch is a persistent recursive one on it (:mod:`configctl.zk.treewatch`) where ZooKeeper has
+    them: it names the new notifications and the nodes changed with them, which :meth:`check`
+    reads in the listing's round trip. Otherwise it is a one-shot child watch, re-armed by every
+    listing.
 
     Names are ``prefix`` + 10 zero-padded digits, so string order is number order: callers find
     new notifications by comparing names, and parse only those. Any other child is told once to
@@ -97,18 +107,29 @@ class NotificationWatch:
         *,
         on_change: Callable[[], None],
         on_bad_name: Callable[[str], None] = lambda name: None,
+        tree: str | None = None,
     ) -> None:
         self.session = session
         self.path = path.rstrip("/")
         self.prefix = prefix
         self._on_change = on_change
         self._on_bad_name = on_bad_name
+        self._hints_lock = threading.Lock()
+        self._told: list[tuple[int, str]] = []  # the tree watch's events on children, in order
+        self._changed: set[str] = set()  # other nodes below the tree it saw change
+        self._overflowed = True  # the hints cannot be trusted to be complete: the next check lists
+        self._tree = None if tree is None else treewatch.TreeWatch(session, tree, self._on_tree_event)
         self._known: set[str] = set()  # valid notification names of the last listing
         self._bad_names: set[str] = set()
         self._created: int | None = None  # the directory's creation zxid, as last listed
         self.recreated = False
         """The last listing found the directory created anew since the one before (deleted and made
         again): its sequence counter restarted, so numbers seen before mean nothing now."""
+
+    def close(self) -> None:
+        """Stop hearing the tree watch (kazoo's one-shot child watch simply never fires again)."""
+        if self._tree is not None:
+            self._tree.close()
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -129,23 +150,27 @@ class NotificationWatch:
 
         A path that does not exist yet is watched for its creation; if it appeared between the
         listing and that watch (which is then only a data watch, which children never fire), it
-        is listed again (:func:`configctl.zk.retry.conflict_retry`). Only children not seen in
-        the previous listing are checked for the name format, so a directory holding thousands
-        of unexpired notifications costs set operations per listing, not a parse of every name.
+        is listed again (:func:`configctl.zk.retry.conflict_retry`).
         """
         try:
             children = retry.conflict_retry()(self._list_once, watch)
         except retry.RetriesExhausted:
             raise ZooKeeperUnavailable(f"{self.path} keeps appearing and vanishing; cannot list it") from None
+        return self._accept(children)
+
+    def _accept(self, children: tuple[list[str], Any] | None) -> set[str]:
+        """A listing taken in: only children not seen in the previous listing are checked for the
+        name format, so a directory holding thousands of unexpired notifications costs set
+        operations per listing, not a parse of every name."""
         if children is None:
             self._known = set()
             return set()
-        children, stat = children
+        names, stat = children
         self.recreated = self._created is not None and stat.czxid != self._created
         self._created = stat.czxid
         if self.recreated:
             self._known, self._bad_names = set(), set()
-        current = set(children)
+        current = set(names)
         known = current & self._known
         for name in current - self._known - self._bad_names:
             if self.valid(name):
@@ -188,17 +213,114 @@ class NotificationWatch:
             return
         self._on_change()
 
-    # -- reads ----------------------------------------------------------------------------------
+    # -- the tree watch's hints -----------------------------------------------------------------
 
-    def read_ahead(self, after: int | None, count: int) -> PendingNotifications:
-        """Send the reads of the ``count`` notifications numbered after ``after`` now, so they
-        share a round trip with the listing that follows; :meth:`PendingNotifications.result`
-        collects them. A guess that is wrong costs nothing but a "no node" answer."""
-        if after is None or count <= 0:
-            names: list[str] = []
+    def _on_tree_event(self, kind: int, path: str) -> None:
+        """kazoo's connection thread: note what changed, wake the caller for a new notification."""
+        parent, _, name = path.rpartition("/")
+        if parent == self.path:
+            if kind in (treewatch.CREATED, treewatch.DELETED):
+                with self._hints_lock:
+                    if len(self._told) < MAX_HINTS:
+                        self._told.append((kind, name))
+                    else:
+                        self._overflowed = True
+                if kind == treewatch.CREATED:
+                    self._on_change()
+            return
+        if path == self.path:  # the directory itself made (or deleted): list it
+            with self._hints_lock:
+                self._overflowed = True
+            self._on_change()
+            return
+        with self._hints_lock:
+            if len(self._changed) < MAX_HINTS:
+                self._changed.add(path)
+
+    def forget_hints(self) -> None:
+        """Drop what the tree watch told so far: a full load reads everything, and its listing is
+        the new baseline (the next check lists too)."""
+        with self._hints_lock:
+            self._told.clear()
+            self._changed.clear()
+            self._overflowed = True
+
+    @property
+    def tree_armed(self) -> bool:
+        """The tree watch holds on this connection (the listing needs no child watch)."""
+        return self._tree is not None and self._tree.armed
+
+    # -- one check: the listing and the reads, in one round trip ---------------------------------
+
+    def check(self, after: int | None, speculate: int, *, listing: bool = False) -> PendingCheck:
+        """Send, without waiting, what one check needs; :meth:`PendingCheck.result` collects it.
+
+        With the tree watch armed and trusted (a listing on this connection, every event since
+        in hand: see :meth:`PendingCheck.result`) that is one multiRead: the directory's own stat
+        (how many children it has), the new notifications the watch named, and the nodes it saw
+        change. Otherwise, in this order: the tree watch (when this connection lacks it), the
+        listing (with Kafka's one-shot child watch when there is no tree watch), and the same
+        multiRead, where without a tree watch the notifications are a guess, the ``speculate``
+        numbers after ``after`` (after a watch fires the new one is almost always ``after + 1``;
+        a wrong guess costs a "no node" answer). ``listing``: list whatever the watch says.
+
+        ZooKeeper answers a session's requests in order and tells its events before the answers
+        that show their change, so every changed node is read after every notification the
+        check finds was made: a handler may use those reads as the ones the notifications call for.
+        """
+        tree = self._tree
+        use_tree = tree is not None and tree.supported
+        arming = tree.arm() if use_tree and tree is not None and not tree.armed else None
+        with self._hints_lock:
+            told, self._told = self._told, []
+            changed = sorted(self._changed)
+            self._changed.clear()
+            trusted = use_tree and arming is None and not self._overflowed and not listing
+            self._overflowed = False
+        pending_listing = None
+        if not trusted:
+            with translate_errors(f"list {self.path}"):
+                pending_listing = self.session.client.get_children_async(
+                    self.path, watch=None if use_tree else self._on_children, include_data=True
+                )
+        if use_tree:
+            floor = "" if after is None else self.name_of(after)
+            names = sorted(
+                {
+                    name
+                    for kind, name in told
+                    if kind == treewatch.CREATED and name > floor and self.valid(name)
+                }
+            )
+        elif after is None or speculate <= 0:
+            names = []
         else:
-            names = [self.name_of(n) for n in range(after + 1, min(after + 1 + count, MAX_SEQUENCE + 1))]
-        return PendingNotifications(names, self.session.read_later([f"{self.path}/{name}" for name in names]))
+            names = [self.name_of(n) for n in range(after + 1, min(after + 1 + speculate, MAX_SEQUENCE + 1))]
+        paths = ([self.path] if trusted else []) + [f"{self.path}/{name}" for name in names] + changed
+        return PendingCheck(
+            self, use_tree, arming, pending_listing, told, names, changed, self.session.read_later(paths)
+        )
+
+    def _replay(self, told: Sequence[tuple[int, str]]) -> None:
+        """The tree watch's events, in order, on the last listing. Each is about a name that
+        ZooKeeper never gives twice, so one already in that listing changes nothing."""
+        for kind, name in told:
+            if kind == treewatch.DELETED:
+                self._known.discard(name)
+                self._bad_names.discard(name)
+            elif name in self._known or name in self._bad_names:
+                continue
+            elif self.valid(name):
+                self._known.add(name)
+            else:
+                self._bad_names.add(name)
+                self._on_bad_name(name)
+
+    def _distrust(self) -> None:
+        with self._hints_lock:
+            self._overflowed = True
+
+    # -- reads ----------------------------------------------------------------------------------
 
     def read(self, names: Sequence[str]) -> dict[str, Read]:
         """The notifications ``names``, in few round trips; a node that may not be read gives its
@@ -209,15 +331,75 @@ class NotificationWatch:
         return dict(zip(names, map(_read, found), strict=True))
 
 
-class PendingNotifications:
-    """Notification reads in flight (:meth:`NotificationWatch.read_ahead`)."""
+class PendingCheck:
+    """A check in flight (:meth:`NotificationWatch.check`)."""
 
-    def __init__(self, names: Sequence[str], pending: PendingRead) -> None:
-        self.names = names
-        self._pending = pending
+    def __init__(
+        self,
+        watch: NotificationWatch,
+        use_tree: bool,
+        arming: treewatch.PendingArm | None,
+        listing: Any,
+        told: Sequence[tuple[int, str]],
+        names: Sequence[str],
+        changed: Sequence[str],
+        reads: PendingRead,
+    ) -> None:
+        self._watch, self._use_tree, self._arming, self._listing = watch, use_tree, arming, listing
+        self._told, self._names, self._changed, self._reads = told, names, changed, reads
 
-    def result(self) -> dict[str, Read]:
-        return dict(zip(self.names, map(_read, self._pending.result(node_errors=True)), strict=True))
+    def result(self) -> tuple[set[str], dict[str, Read], dict[str, Any]]:
+        """The notification names there are, the notifications read ahead (by name), and the
+        changed nodes read (by path, as :meth:`ZkSession.get_many` answers with ``node_errors``).
+        A new notification the tree watch told of is among the names even when it is already gone,
+        so the caller finds it vanished (and reloads: the change it announced is unknown).
+
+        Without a listing, the names are the last listing's with the tree watch's events
+        replayed on it, trusted only if the directory's stat, read in the same multiRead, agrees:
+        as many children, and the same directory (its creation zxid). It can disagree without a
+        lost event (an event on its way while the stat was read); then the directory is listed,
+        and the next check lists again, as before a baseline. Every event the stat counts was
+        told before its answer, so what agrees is complete.
+        """
+        watch = self._watch
+        armed = self._arming.result() if self._arming is not None else watch.tree_armed
+        reads = self._reads.result(node_errors=True)
+        if self._listing is None:
+            directory, reads = reads[0], reads[1:]
+            watch._replay(self._told)
+            stat = directory[1] if isinstance(directory, tuple) else None
+            agrees = (
+                stat is not None
+                and stat.czxid == watch._created
+                and stat.numChildren == len(watch._known) + len(watch._bad_names)
+            )
+            if agrees:
+                watch.recreated = False
+                names = set(watch._known)
+            else:
+                watch._distrust()
+                names = watch.list(watch=False)
+        else:
+            with translate_errors(f"list {watch.path}"):
+                try:
+                    children = self._listing.get(timeout=watch.session.timeout)
+                except NoNodeError:
+                    children = None
+            if self._use_tree and not armed:
+                # sent without the child watch, and the tree watch did not take: list with it
+                watch._distrust()
+                names = watch.list(watch=True)
+            elif children is None and not self._use_tree:
+                names = watch.list(watch=True)  # absent: be told when it is made (the child watch)
+            else:
+                names = watch._accept(children)
+                watch._replay(self._told)
+                names = set(watch._known)
+        if self._use_tree:  # told of, so made: one gone already (purged) is a change lost: the caller reloads
+            names.update(self._names)
+        notifications = dict(zip(self._names, map(_read, reads[: len(self._names)]), strict=True))
+        changed = dict(zip(self._changed, reads[len(self._names) :], strict=True))
+        return names, notifications, changed
 
 
 def _read(found: Any) -> Read:
@@ -226,4 +408,4 @@ def _read(found: Any) -> Read:
     return found[0], found[1].ctime
 
 
-__all__ = ["MAX_SEQUENCE", "NotificationWatch", "PendingNotifications", "Read", "SessionWatch"]
+__all__ = ["MAX_SEQUENCE", "NotificationWatch", "PendingCheck", "Read", "SessionWatch"]

@@ -312,20 +312,31 @@ def test_snapshot_of_many_topics_is_written_whole(store, start_listener, tmp_pat
 
 def test_a_notification_purged_before_it_is_read_triggers_a_full_reload(store, start_listener):
     listener = start_listener()
-    listener.notifications.speculate = 0  # no read ahead: the listing comes first, then the read
-    real_read = listener.session.get_many
+    listener.notifications.speculate = 0  # no guessed reads: the only ones are those the tree watch told of
+    real_read, real_read_later = listener.session.get_many, listener.session.read_later
     raced: list[str] = []
 
-    def racing_read(paths, **kwargs):
+    def race(paths):
         # Another broker purges the notification between our listing and our read (a real delete).
-        if not raced and paths and paths[0].startswith(f"{CHANGES_PATH}/"):
-            raced.append(paths[0])
-            store.client.delete(paths[0])
+        notifications = [p for p in paths if p.startswith(f"{CHANGES_PATH}/")]
+        if not raced and notifications:
+            raced.append(notifications[0])
+            store.client.delete(notifications[0])
+
+    def racing_read(paths, **kwargs):
+        race(paths)
         return real_read(paths, **kwargs)
+
+    def racing_read_later(paths):
+        # sent after the listing: once a request of ours behind it is answered, the listing was
+        listener.session.client.exists(CHANGES_PATH)
+        race(paths)
+        return real_read_later(paths)
 
     loads = listener.notifications.stats["full_loads"]
     before = listener.last_applied_change
     listener.session.get_many = racing_read
+    listener.session.read_later = racing_read_later
     set_config(store, "topics/raced", **{"retention.ms": "4242"})
     wait_for(lambda: listener.topic_config("raced")["retention.ms"].value == "4242", message="the change")
     assert raced
@@ -337,8 +348,9 @@ def test_a_notification_purged_before_it_is_read_triggers_a_full_reload(store, s
 
 
 def test_changes_path_created_between_listing_and_watch_is_not_missed(zk_connect, store):
-    """/config/changes appears after the listener found it missing but before it set the watch."""
-    listener = ConfigListener(zk_connect, 1, STATIC)
+    """/config/changes appears after the listener found it missing but before it set the watch
+    (Kafka's one-shot child watch; the tree watch is armed before the listing, so has no such gap)."""
+    listener = ConfigListener(zk_connect, 1, STATIC, tree_watch=False)
     real_exists = listener.session.client.exists_async
     committed: list[int] = []
 

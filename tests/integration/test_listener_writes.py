@@ -125,10 +125,10 @@ def burst(store: ConfigStore, listener: ConfigListener, count: int, prefix: str)
     handler = listener.notifications.handler
     original = handler.process
 
-    def counted(notifications):
+    def counted(notifications, changed):
         nonlocal batches
         batches += 1
-        original(notifications)
+        original(notifications, changed)
 
     handler.process = counted
     counts = count_requests(listener)
