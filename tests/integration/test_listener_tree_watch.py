@@ -77,7 +77,10 @@ def test_kazoo_watches_in_the_same_session_still_fire(zk_connect, store):
             lambda: (treewatch.CREATED, "/config/topics/orders") in events,
             message="the tree watch's event, named below the chroot",
         )
-        assert any(kind == treewatch.CREATED and path.startswith("/config/changes/") for kind, path in events)
+        wait_for(
+            lambda: any(kind == treewatch.CREATED and path.startswith("/config/changes/") for kind, path in events),
+            message="the notification's event",
+        )
         session.client.get("/config/topics/orders", watch=lambda event: fired.set())  # kazoo's one-shot
         set_config(store, "topics/orders", **{"retention.ms": "8"})
         wait_for(fired.is_set, message="kazoo's own data watch")
@@ -114,3 +117,28 @@ def test_the_watch_is_armed_again_after_the_connection_drops(restartable_zk):
         assert listener.topic_config("orders")["retention.ms"].value == "2"
     finally:
         listener.stop()
+
+
+def test_an_event_that_never_arrives_is_caught_by_the_directory_stat(store, embedded_listeners):
+    """ZooKeeper sends no event for a node the session may not read, and none is ever resent:
+    the next check's directory stat counts one child more than the events told, so it lists."""
+    listener = embedded_listeners(1, recheck_s=600)
+    watch = listener.notifications.watch
+    deliver = watch._on_tree_event
+    dropped: list[str] = []
+
+    def lossy(kind, path):
+        if not dropped and kind == treewatch.CREATED and path.startswith("/config/changes/"):
+            dropped.append(path)  # this one never reaches the listener
+            return
+        deliver(kind, path)
+
+    watch._on_tree_event = lossy
+    watch._tree._listener = lossy
+    lost = set_config(store, "topics/unseen", **{"retention.ms": "11"})
+    wait_for(lambda: dropped, message="the dropped event")
+    lists = count_requests(listener)
+    told = set_config(store, "topics/seen", **{"retention.ms": "12"})
+    assert listener.wait_for_change(told, timeout=10)
+    assert lost < told and listener.topic_config("unseen")["retention.ms"].value == "11"
+    assert lists["GetChildren2"] >= 1  # found by a listing, not by an event
