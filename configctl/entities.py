@@ -60,6 +60,7 @@ class EntityType(str, Enum):
 
 
 _SANITIZED_TYPES = frozenset({EntityType.USERS, EntityType.CLIENTS})
+_TOPICS = EntityType.TOPICS  # a module constant: compared for each of 100,000s of entities
 
 TYPE_ORDER = (EntityType.TOPICS, EntityType.CLIENTS, EntityType.USERS, EntityType.BROKERS, EntityType.IPS)
 """The order types are listed in (as Kafka's documentation lists them)."""
@@ -162,8 +163,7 @@ def validate_name(entity_type: EntityType, name: str) -> None:
                 "topics have no <default> entity; broker defaults live under brokers/<default>"
             )
         return
-    kind = entity_type.value[:-1]
-    if entity_type is EntityType.TOPICS:
+    if entity_type is _TOPICS:  # first: a full load names 100,000 topics
         validate_topic_name(name)
     elif entity_type is EntityType.BROKERS:
         if not _BROKER_RE.fullmatch(name) or int(name) > _BROKER_ID_MAX:
@@ -174,20 +174,22 @@ def validate_name(entity_type: EntityType, name: str) -> None:
         if ips.literal(name) is None and not ips.is_host_name(name):
             raise InvalidInput(f"{shown(name)} is not a valid IPv4 or IPv6 address or host name")
     elif not name:
-        raise InvalidInput(f"{kind} name must not be empty")
+        raise InvalidInput(f"{entity_type.value[:-1]} name must not be empty")
     elif name in (".", ".."):
         raise InvalidInput(
-            f"{kind} name {name!r} cannot be stored: ZooKeeper refuses '.' and '..' as node names"
+            f"{entity_type.value[:-1]} name {name!r} cannot be stored: ZooKeeper refuses '.' and '..' as node names"
         )
     else:
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
-            raise InvalidInput(f"{kind} name {shown(name)} is not valid Unicode text") from None
+            raise InvalidInput(
+                f"{entity_type.value[:-1]} name {shown(name)} is not valid Unicode text"
+            ) from None
 
 
 @functools.total_ordering
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Entity:
     """One config-bearing entity, named in plain (unsanitized) form.
 
@@ -202,6 +204,24 @@ class Entity:
     client: str | None = None
     literal: bool = False
     client_literal: bool = False
+
+    def __init__(
+        self,
+        type: EntityType,
+        name: str,
+        client: str | None = None,
+        literal: bool = False,
+        client_literal: bool = False,
+    ) -> None:
+        """The dataclass's own frozen ``__init__`` sets each field through ``object.__setattr__``;
+        filling the instance dict directly builds an entity in less than half the time, and a
+        full load builds one per topic (100,000s)."""
+        fields = self.__dict__
+        fields["type"] = type
+        fields["name"] = name
+        fields["client"] = client
+        fields["literal"] = literal
+        fields["client_literal"] = client_literal
 
     @classmethod
     def of(
@@ -322,11 +342,10 @@ class Entity:
         """The stored path below ``/config`` (sanitized); computed once per entity (the listener
         asks for it several times per entity, for 100,000s of them; ``functools.cached_property``
         takes a lock on every first use before Python 3.12)."""
-        try:
-            return self.__dict__["_path"]  # type: ignore[no-any-return]
-        except KeyError:
-            pass
-        base = f"{self.type.value}/{self.stored_name}"
+        cached: str | None = self.__dict__.get("_path")  # not a KeyError per entity: 100,000s of them
+        if cached is not None:
+            return cached
+        base = f"{self.type._value_}/{self.stored_name}"  # _value_: .value is a Python-level property
         if self.client is not None:
             base += f"/clients/{self.stored_client}"
         self.__dict__["_path"] = base  # not a field: equality, hashing and repr ignore it
