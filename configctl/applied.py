@@ -58,14 +58,21 @@ def parse_lines(text: str, stats: ReadStats | None = None) -> Iterator[Record]:
     """The records of a segment's whole text, in order (torn or foreign lines skipped, counted)."""
     stats = stats if stats is not None else ReadStats()
     for line in text.split("\n"):
-        if not line.strip():
-            continue
-        stats.lines += 1
-        record = parse(line)
-        if record is None:
-            stats.skipped += 1
-            continue
-        yield record
+        record = _counted(line, stats)
+        if record is not None:
+            yield record
+
+
+def _counted(line: str, stats: ReadStats) -> Record | None:
+    """One line read and counted, the one rule for every reader: a blank line is no line (a
+    segment ends with a newline), a torn or foreign one is counted and skipped."""
+    if not line.strip():
+        return None
+    stats.lines += 1
+    record = parse(line)
+    if record is None:
+        stats.skipped += 1
+    return record
 
 
 def scan_lines(text: str, stats: ReadStats | None = None) -> Iterator[Light]:
@@ -294,12 +301,9 @@ def _read_file(path: Path, stats: ReadStats) -> Iterator[Record]:
     try:
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             for line in handle:
-                stats.lines += 1
-                record = parse(line)
-                if record is None:
-                    stats.skipped += 1
-                    continue
-                yield record
+                record = _counted(line, stats)
+                if record is not None:
+                    yield record
     except FileNotFoundError:  # rotated away while being read
         return
 
