@@ -92,8 +92,11 @@ class CompactConfig(tuple, Mapping[str, str]):  # type: ignore[misc]
 
 
 def compact(config: Mapping[str, str]) -> Mapping[str, str]:
-    """``config`` in the smallest form that still answers lookups fast."""
-    if isinstance(config, CompactConfig) or len(config) > COMPACT_MAX_KEYS:
+    """``config`` in the smallest form that still answers lookups fast.
+
+    Asked with ``type() is``, not ``isinstance``: CompactConfig is a Mapping, so an isinstance
+    test of the dict a full load hands over (100,000 of them) goes through the ABC machinery."""
+    if type(config) is CompactConfig or len(config) > COMPACT_MAX_KEYS:
         return config
     return CompactConfig.of(config)
 

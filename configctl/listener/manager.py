@@ -498,7 +498,8 @@ class DynamicConfigManager:
             return True
         config = compact(admission.config) if independent else _interned(admission.config)
         old = self._configs.get(path, _EMPTY)
-        if (not config) if old is _EMPTY else config == old:
+        # emptiness asked of the admitted dict: a CompactConfig answers len() in Python
+        if (not admission.config) if old is _EMPTY else config == old:
             if handler.known_by_node:
                 if read.data is None:
                     with self._lock:
@@ -639,8 +640,9 @@ class DynamicConfigManager:
         removed: bool,
     ) -> None:
         path = entity.path
+        independent = handler.independent
+        family = handler.family if not independent and handler.interdependent else None
         with self._lock:
-            family = handler.family if handler.interdependent else None
             if config:
                 self._configs[path] = config
                 if family is not None:
@@ -660,11 +662,15 @@ class DynamicConfigManager:
                 )
                 self._broker_lines = None
             if handler.known_by_node:
+                names = self._known.get(entity.type)
                 if removed:
-                    self._known.get(entity.type, set()).discard(entity.name)
+                    if names is not None:
+                        names.discard(entity.name)
+                elif names is not None:  # not setdefault: no empty set built per topic
+                    names.add(entity.name)
                 else:
-                    self._known.setdefault(entity.type, set()).add(entity.name)
-            if handler.independent:
+                    self._known[entity.type] = {entity.name}
+            if independent:
                 if self._stale is not None:
                     if config:
                         self._stale.add(path)
