@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
@@ -147,3 +148,18 @@ def set_config(store, path: str, **config: str) -> int:
     result = alter(store, entity, prepare_change(entity, config))
     assert result.committed is not None
     return result.committed.change_number
+
+
+def count_requests(listener) -> Counter[str]:
+    """Every request the listener's own session sends from now on, by kazoo request type (the
+    session is real: the count is what ZooKeeper receives)."""
+    counts: Counter[str] = Counter()
+    client = listener.session.client
+    original = client._call
+
+    def counting(request, async_object):
+        counts[type(request).__name__] += 1
+        return original(request, async_object)
+
+    client._call = counting
+    return counts

@@ -9,10 +9,9 @@ drops the watch is armed again (nothing waits for the periodic re-list).
 from __future__ import annotations
 
 import threading
-from collections import Counter
 
 import pytest
-from helpers import set_config, wait_for
+from helpers import count_requests, set_config, wait_for
 
 from configctl.listener import ConfigListener
 from configctl.zk import treewatch
@@ -28,20 +27,6 @@ READS = ("GetData", "GetChildren", "GetChildren2", "_MultiRead")
 def store(zk_connect: str):
     with ConfigStore.connect(zk_connect) as opened:
         yield opened
-
-
-def count_requests(listener: ConfigListener) -> Counter[str]:
-    """Every request the listener's session sends from now on, by type."""
-    counts: Counter[str] = Counter()
-    client = listener.session.client
-    original = client._call
-
-    def counting(request, async_object):
-        counts[type(request).__name__] += 1
-        return original(request, async_object)
-
-    client._call = counting
-    return counts
 
 
 @pytest.mark.parametrize(
@@ -78,7 +63,9 @@ def test_kazoo_watches_in_the_same_session_still_fire(zk_connect, store):
             message="the tree watch's event, named below the chroot",
         )
         wait_for(
-            lambda: any(kind == treewatch.CREATED and path.startswith("/config/changes/") for kind, path in events),
+            lambda: any(
+                kind == treewatch.CREATED and path.startswith("/config/changes/") for kind, path in events
+            ),
             message="the notification's event",
         )
         session.client.get("/config/topics/orders", watch=lambda event: fired.set())  # kazoo's one-shot
@@ -106,7 +93,9 @@ def test_the_watch_is_armed_again_after_the_connection_drops(restartable_zk):
         checks = listener.notifications.stats["checks"]
         restartable_zk.restart(timeout=60)
         wait_for(
-            lambda: listener.notifications.stats["checks"] > checks and listener.notifications.watch.tree_armed,
+            lambda: (
+                listener.notifications.stats["checks"] > checks and listener.notifications.watch.tree_armed
+            ),
             timeout=30,
             message="the watch armed again",
         )

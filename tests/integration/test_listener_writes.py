@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 
 import pytest
-from helpers import set_config, wait_for
+from helpers import count_requests, set_config, wait_for
 
 from configctl import fleet
 from configctl.listener import ConfigListener
@@ -35,20 +34,6 @@ def store(zk_connect: str):
 @pytest.fixture
 def start_listener(embedded_listeners):
     return embedded_listeners
-
-
-def count_requests(listener: ConfigListener) -> Counter[str]:
-    """Every request the listener's session sends from now on, by type (the session is real)."""
-    counts: Counter[str] = Counter()
-    client = listener.session.client
-    original = client._call
-
-    def counting(request, async_object):
-        counts[type(request).__name__] += 1
-        return original(request, async_object)
-
-    client._call = counting
-    return counts
 
 
 def record(zk, broker_id: int) -> dict:
