@@ -3,8 +3,9 @@
 kazoo pays a system call and a round of its event loop per request, so thousands of single
 reads take seconds while one multiRead of a thousand nodes costs one request. kazoo has no
 public multiRead, so this module builds the request itself on kazoo's serialization helpers and
-sends it through ``KazooClient._call``: the only code in configctl that touches kazoo internals
-(which is why kazoo is pinned below 3 in pyproject.toml).
+sends it through ``KazooClient._call``. With :mod:`configctl.zk.treewatch` (``addWatch``) it is
+the only code in configctl that touches kazoo internals (which is why kazoo is pinned below 3 in
+pyproject.toml).
 
 Unlike a write multi, each read succeeds or fails alone: the answer holds, per path,
 ``(data, stat)`` or the exception for that path (``NoNodeError`` when absent).
