@@ -320,6 +320,14 @@ class NotificationWatch:
         with self._hints_lock:
             self._overflowed = True
 
+    def _list_while_busy(self) -> None:
+        """After a check that listed: events that came in meanwhile mean changes are still arriving,
+        and a check without a listing would likely find the stat one ahead of its events (and list
+        after all, a round trip later): the next check lists too, in the same round trip as its reads."""
+        with self._hints_lock:
+            if self._told:
+                self._overflowed = True
+
     # -- reads ----------------------------------------------------------------------------------
 
     def read(self, names: Sequence[str]) -> dict[str, Read]:
@@ -395,6 +403,8 @@ class PendingCheck:
                 names = watch._accept(children)
                 watch._replay(self._told)
                 names = set(watch._known)
+                if self._use_tree:
+                    watch._list_while_busy()
         if self._use_tree:  # told of, so made: one gone already (purged) is a change lost: the caller reloads
             names.update(self._names)
         notifications = dict(zip(self._names, map(_read, reads[: len(self._names)]), strict=True))
