@@ -24,6 +24,7 @@ arrive while disconnected, so an owner still lists what it must be sure of.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,8 @@ from kazoo.protocol.states import KazooState
 
 from configctl.zk.errors import translated
 from configctl.zk.session import ZkSession
+
+log = logging.getLogger(__name__)
 
 CREATED, DELETED, CHANGED = 1, 2, 3
 """ZooKeeper's event types for a node (a recursive watch sends no "children changed")."""
@@ -59,12 +62,12 @@ class _AddWatch(tuple):  # type: ignore[type-arg]
 
 
 class _Router:
-    """One per kazoo client: hands the events below each watched path to its listener, and every
-    other event to kazoo as before."""
+    """One per kazoo client: hands the events below each watched path to its listeners (several
+    watches may share a session, and a path), and every other event to kazoo as before."""
 
     def __init__(self, client: KazooClient) -> None:
         self.client = client
-        self.routes: dict[str, Listener] = {}
+        self.routes: tuple[tuple[str, Listener], ...] = ()  # replaced whole, never changed in place
         connection = client._connection
         self._kazoo_read = connection._read_watch_event
         connection._read_watch_event = self._read_event
@@ -73,9 +76,12 @@ class _Router:
         event, _ = Watch.deserialize(buffer, offset)
         client = self.client
         path = client.unchroot(event.path)
-        for root, listener in list(self.routes.items()):
+        for root, listener in self.routes:
             if path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/" or root == "/"):
-                listener(event.type, path)
+                try:
+                    listener(event.type, path)
+                except Exception:  # kazoo's connection thread must survive any listener
+                    log.exception("a tree watch's listener failed on %s", path)
         # kazoo's own one-shot watchers on this very path (if any) still fire
         if event.path in client._data_watchers or event.path in client._child_watchers:
             self._kazoo_read(buffer, offset)
@@ -133,7 +139,9 @@ class TreeWatch:
         self._armed_generation: int | None = None
         self._lock = threading.Lock()
         session.client.add_listener(self._on_state)
-        _router(session.client).routes[self.path] = self._deliver
+        router = _router(session.client)
+        with _routers_lock:
+            router.routes = (*router.routes, (self.path, self._deliver))
 
     @property
     def armed(self) -> bool:
@@ -157,8 +165,8 @@ class TreeWatch:
         """Stop telling the listener (the watch itself ends with the connection)."""
         self.session.client.remove_listener(self._on_state)
         router = _router(self.session.client)
-        if router.routes.get(self.path) == self._deliver:
-            del router.routes[self.path]
+        with _routers_lock:
+            router.routes = tuple(route for route in router.routes if route[1] != self._deliver)
 
     def _confirm(self, generation: int) -> bool:
         with self._lock:

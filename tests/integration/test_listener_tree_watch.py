@@ -131,3 +131,22 @@ def test_an_event_that_never_arrives_is_caught_by_the_directory_stat(store, embe
     assert listener.wait_for_change(told, timeout=10)
     assert lost < told and listener.topic_config("unseen")["retention.ms"].value == "11"
     assert lists["GetChildren2"] >= 1  # found by a listing, not by an event
+
+
+def test_listeners_sharing_a_session_each_hear_the_watch(zk_connect, store):
+    """Two brokers embedded on one session (the caller's): one watch each on the same path, and
+    every event reaches both; stopping one leaves the other hearing."""
+    session = ZkSession(zk_connect).open()
+    first = ConfigListener(session, 1, STATIC, recheck_s=600).start(timeout=30)
+    second = ConfigListener(session, 2, STATIC, recheck_s=600).start(timeout=30)
+    try:
+        number = set_config(store, "topics/shared", **{"retention.ms": "5"})
+        assert first.wait_for_change(number, timeout=10) and second.wait_for_change(number, timeout=10)
+        first.stop()
+        number = set_config(store, "topics/shared", **{"retention.ms": "6"})
+        assert second.wait_for_change(number, timeout=10)
+        assert second.topic_config("shared")["retention.ms"].value == "6"
+    finally:
+        first.stop()
+        second.stop()
+        session.close()
