@@ -30,7 +30,6 @@ STANDALONE_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 QUORUM_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
 TICK_TIME_MS = 200
-MIN_SESSION_TIMEOUT_MS = 2 * TICK_TIME_MS
 MAX_SESSION_TIMEOUT_MS = 60_000
 INIT_LIMIT_TICKS = 50
 SYNC_LIMIT_TICKS = 15
@@ -54,8 +53,13 @@ def write_node_configs(
     client_ports: list[int],
     peer_ports: list[int],
     security: Security,
+    tick_ms: int = TICK_TIME_MS,
 ) -> list[Node]:
     """Write each node's files under ``data_dir`` and return the nodes, ready to launch.
+
+    ``tick_ms``: ZooKeeper's tick (the unit of its session expiry and of a quorum's patience
+    with a silent peer). The default suits tests; a load test on a starved machine wants
+    ZooKeeper's own 2,000 ms, so the quorum rides out seconds without CPU as a production one does.
 
     One client port means a standalone server; more mean an ensemble whose node ``i`` uses
     ``peer_ports[2i]`` for quorum and ``peer_ports[2i+1]`` for leader election. ``security`` says
@@ -70,10 +74,10 @@ def write_node_configs(
         quorum_port = peer_ports[2 * index] if ensemble else None
         election_port = peer_ports[2 * index + 1] if ensemble else None
         lines = [
-            f"tickTime={TICK_TIME_MS}",
+            f"tickTime={tick_ms}",
             f"dataDir={node_dir / 'data'}",
             *security.client_port_lines(client_port),
-            f"minSessionTimeout={MIN_SESSION_TIMEOUT_MS}",
+            f"minSessionTimeout={2 * tick_ms}",
             f"maxSessionTimeout={MAX_SESSION_TIMEOUT_MS}",
             "maxClientCnxns=0",
             "admin.enableServer=false",

@@ -21,7 +21,7 @@ from typing import Any
 from configctl.errors import EnvironmentProblem, InvalidInput, NotFound
 from configctl.localzk import probe
 from configctl.localzk.client import ENV_FILE, ClientSettings
-from configctl.localzk.nodeconfig import write_node_configs
+from configctl.localzk.nodeconfig import TICK_TIME_MS, write_node_configs
 from configctl.localzk.ports import HOST, pick_free_ports, port_is_free
 from configctl.localzk.process import SIGNAL_TIMEOUT, Supervisor, last_error
 from configctl.localzk.runtime import find_java, find_zookeeper_classpath
@@ -126,7 +126,10 @@ class LocalZooKeeper:
         tls: bool | None = None,
         sasl: bool | None = None,
         sasl_user: str | None = None,
+        tick_ms: int = TICK_TIME_MS,
     ) -> None:
+        """``tick_ms``: ZooKeeper's tick (see :func:`~configctl.localzk.nodeconfig.write_node_configs`)."""
+        self.tick_ms = int(tick_ms)
         self.data_dir = Path(data_dir).expanduser().absolute() if data_dir else default_data_dir()
         self._asked = Identity(port, nodes, tls, sasl_user, sasl)
         self._adopt(self._asked.over(None))  # what a start would use on a new data dir
@@ -194,7 +197,7 @@ class LocalZooKeeper:
                 self.data_dir, tls=self.tls, sasl_user=self.sasl_user if self.sasl else None
             )
             nodes = write_node_configs(
-                self.data_dir, java, classpath, log_backends, client_ports, peer_ports, security
+                self.data_dir, java, classpath, log_backends, client_ports, peer_ports, security, self.tick_ms
             )
             started = State(datetime.now(timezone.utc).isoformat(timespec="seconds"), nodes, security)
             try:
