@@ -91,6 +91,16 @@ class _MultiReadData(_MultiRead):
     _with_stat = False
 
 
+def server_paths(client: KazooClient, paths: Sequence[str]) -> Sequence[str]:
+    """``paths`` as the server knows them, below the client's chroot: what a request built here
+    (not by kazoo, which prefixes its own) must carry. A concatenation per path; kazoo's helper
+    normalizes each, which costs more across a thousand paths."""
+    chroot = client.chroot
+    if not chroot:
+        return paths
+    return [chroot + p if p != "/" else _prefix_root(chroot, p) for p in paths]
+
+
 def send(client: KazooClient, paths: Sequence[str], *, stats: bool = True) -> list[tuple[Sequence[str], Any]]:
     """Send one multiRead per :data:`CHUNK` paths at once; returns (chunk, async result) pairs.
 
@@ -99,14 +109,10 @@ def send(client: KazooClient, paths: Sequence[str], *, stats: bool = True) -> li
     a server without multiRead answers ``UnimplementedError``.
     """
     pending = []
-    chroot = client.chroot
     kind = _MultiRead if stats else _MultiReadData
     for start in range(0, len(paths), CHUNK):
         chunk = paths[start : start + CHUNK]
-        if chroot:  # absolute paths below the chroot: a concatenation (kazoo's helper normalizes each)
-            request = kind(tuple(chroot + p if p != "/" else _prefix_root(chroot, p) for p in chunk))
-        else:
-            request = kind(tuple(chunk))
+        request = kind(tuple(server_paths(client, chunk)))
         async_result = client.handler.async_result()
         client._call(request, async_result)
         pending.append((chunk, async_result))

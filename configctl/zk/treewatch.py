@@ -31,10 +31,10 @@ from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadArgumentsError, InvalidACLError, NoAuthError, UnimplementedError
-from kazoo.protocol.paths import _prefix_root
 from kazoo.protocol.serialization import Watch, int_struct, write_string
 from kazoo.protocol.states import KazooState
 
+from configctl.zk import multiread
 from configctl.zk.errors import translated
 from configctl.zk.session import ZkSession
 
@@ -152,9 +152,7 @@ class TreeWatch:
         """Send ``addWatch`` now (collect with :meth:`PendingArm.result`): requests sent after it
         on this connection see every change it reports, so a listing sent next is its baseline."""
         client = self.session.client
-        path = self.path
-        if client.chroot:
-            path = _prefix_root(client.chroot, path) if path == "/" else client.chroot + path
+        (path,) = multiread.server_paths(client, [self.path])
         with self._lock:
             generation = self._generation
         async_result = client.handler.async_result()
