@@ -117,7 +117,7 @@ class NotificationWatch:
         self._hints_lock = threading.Lock()
         self._told: list[tuple[int, str]] = []  # the tree watch's events on children, in order
         self._changed: set[str] = set()  # other nodes below the tree it saw change
-        self._overflowed = True  # the hints cannot be trusted to be complete: the next check lists
+        self._must_list = True  # the hints cannot be trusted to be complete: the next check lists
         self._tree = None if tree is None else treewatch.TreeWatch(session, tree, self._on_tree_event)
         self._known: set[str] = set()  # valid notification names of the last listing
         self._bad_names: set[str] = set()
@@ -187,9 +187,7 @@ class NotificationWatch:
         client, timeout = self.session.client, self.session.timeout
         with translate_errors(f"list {self.path}"):
             try:
-                return client.get_children_async(
-                    self.path, watch=self._on_children if watch else None, include_data=True
-                ).get(timeout=timeout)
+                return self._send_listing(watch).get(timeout=timeout)
             except NoNodeError:
                 pass
             # Nothing was ever written: be told when the first notification creates the path.
@@ -199,6 +197,14 @@ class NotificationWatch:
             ):
                 return None
         raise retry.RetryNow()  # it exists now: list it, with the child watch
+
+    def _send_listing(self, child_watch: bool) -> Any:
+        """The listing in flight: the children and the directory's stat, Kafka's one-shot child
+        watch armed with it when ``child_watch``."""
+        with translate_errors(f"list {self.path}"):
+            return self.session.client.get_children_async(
+                self.path, watch=self._on_children if child_watch else None, include_data=True
+            )
 
     def present(self) -> set[str]:
         """Every child of the last listing (notifications and the others), less those forgotten."""
@@ -224,13 +230,12 @@ class NotificationWatch:
                     if len(self._told) < MAX_HINTS:
                         self._told.append((kind, name))
                     else:
-                        self._overflowed = True
+                        self._must_list = True
                 if kind == treewatch.CREATED:
                     self._on_change()
             return
         if path == self.path:  # the directory itself made (or deleted): list it
-            with self._hints_lock:
-                self._overflowed = True
+            self._distrust()
             self._on_change()
             return
         with self._hints_lock:
@@ -243,7 +248,7 @@ class NotificationWatch:
         with self._hints_lock:
             self._told.clear()
             self._changed.clear()
-            self._overflowed = True
+            self._must_list = True
 
     @property
     def tree_armed(self) -> bool:
@@ -275,14 +280,9 @@ class NotificationWatch:
             told, self._told = self._told, []
             changed = sorted(self._changed)
             self._changed.clear()
-            trusted = use_tree and arming is None and not self._overflowed and not listing
-            self._overflowed = False
-        pending_listing = None
-        if not trusted:
-            with translate_errors(f"list {self.path}"):
-                pending_listing = self.session.client.get_children_async(
-                    self.path, watch=None if use_tree else self._on_children, include_data=True
-                )
+            trusted = use_tree and arming is None and not self._must_list and not listing
+            self._must_list = False
+        pending_listing = None if trusted else self._send_listing(not use_tree)
         if use_tree:
             floor = "" if after is None else self.name_of(after)
             names = sorted(
@@ -318,7 +318,7 @@ class NotificationWatch:
 
     def _distrust(self) -> None:
         with self._hints_lock:
-            self._overflowed = True
+            self._must_list = True
 
     def _list_while_busy(self) -> None:
         """After a check that listed: events that came in meanwhile mean changes are still arriving,
@@ -326,7 +326,7 @@ class NotificationWatch:
         after all, a round trip later): the next check lists too, in the same round trip as its reads."""
         with self._hints_lock:
             if self._told:
-                self._overflowed = True
+                self._must_list = True
 
     # -- reads ----------------------------------------------------------------------------------
 
