@@ -163,29 +163,30 @@ def validate_name(entity_type: EntityType, name: str) -> None:
                 "topics have no <default> entity; broker defaults live under brokers/<default>"
             )
         return
-    if entity_type is _TOPICS:  # first: a full load names 100,000 topics
+    if entity_type is _TOPICS:  # first, and nothing else: a full load names 100,000 topics
         validate_topic_name(name)
-    elif entity_type is EntityType.BROKERS:
+        return
+    if entity_type is EntityType.BROKERS:
         if not _BROKER_RE.fullmatch(name) or int(name) > _BROKER_ID_MAX:
             raise InvalidInput(
                 f"broker name {shown(name)} must be a non-negative integer broker id or <default>"
             )
-    elif entity_type is EntityType.IPS:
+        return
+    if entity_type is EntityType.IPS:
         if ips.literal(name) is None and not ips.is_host_name(name):
             raise InvalidInput(f"{shown(name)} is not a valid IPv4 or IPv6 address or host name")
-    elif not name:
-        raise InvalidInput(f"{entity_type.value[:-1]} name must not be empty")
-    elif name in (".", ".."):
+        return
+    kind = entity_type.value[:-1]
+    if not name:
+        raise InvalidInput(f"{kind} name must not be empty")
+    if name in (".", ".."):
         raise InvalidInput(
-            f"{entity_type.value[:-1]} name {name!r} cannot be stored: ZooKeeper refuses '.' and '..' as node names"
+            f"{kind} name {name!r} cannot be stored: ZooKeeper refuses '.' and '..' as node names"
         )
-    else:
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInput(
-                f"{entity_type.value[:-1]} name {shown(name)} is not valid Unicode text"
-            ) from None
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{kind} name {shown(name)} is not valid Unicode text") from None
 
 
 @functools.total_ordering

@@ -142,7 +142,7 @@ class _Handler:
         plan = self.manager.plan(notifications)
         entities = [entity for entity, _ in plan]
         reads = list(self._reads(entities, [n for _, n in plan], self.tree.read(entities, known=changed)))
-        before = self.owner._before([entity for entity, _ in plan])
+        before = self.owner._before(entities)
         result = self.manager.apply(reads, notifications[-1].number)
         self.owner._log_applied(result, before)
         self.owner._observe(result)
