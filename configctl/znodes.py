@@ -18,12 +18,15 @@ reason instead of being half-understood. Everything here is pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
+
+import msgspec
 
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
@@ -184,30 +187,39 @@ def decode_entity_config(data: bytes | None) -> dict[str, str]:
     return dict(config)
 
 
-_PLAIN_STRING = r'"[^"\\\x00-\x1f]*"'  # a JSON string without escapes or control characters
-_CANONICAL_RE = re.compile(r'\{"version":1,"config":\{((?:%s:%s)(?:,%s:%s)*)?\}\}' % ((_PLAIN_STRING,) * 4))
-_PAIR_RE = re.compile(r'"([^"\\\x00-\x1f]*)":"([^"\\\x00-\x1f]*)"')
+class _ConfigNode(msgspec.Struct, forbid_unknown_fields=True):
+    """An entity config node's only shape: ``version`` an integer, ``config`` strings to strings."""
+
+    version: int
+    config: dict[str, str]
+
+
+@functools.cache
+def _node_decoder() -> Any:
+    """msgspec's typed JSON decoder for :class:`_ConfigNode` (built once per process)."""
+    return msgspec.json.Decoder(_ConfigNode)
 
 
 def _canonical_config(data: bytes) -> dict[str, str] | None:
-    """The config of a node in Kafka's exact compact form with plain strings, else None.
+    """The config of a well-formed node without escapes or duplicate names, else None.
 
     A listener decodes 100,000 nodes at a full load, nearly all written by Kafka or configctl in
-    this one form; matching it with two regular expressions costs a third of the strict parser.
-    Strings hold no quote, backslash or control character, so the pairs split unambiguously
-    and mean exactly what the JSON parser would read. Anything else (whitespace, escapes,
-    another key order, duplicates, non-string values, bad UTF-8) goes the strict way.
+    one compact form. msgspec's typed decoder reads one in a seventh of the strict parser's time
+    and refuses bad UTF-8, unknown fields and non-string values, but takes the last of duplicate
+    names, which Kafka's reader refuses. Without a backslash every ``"`` delimits a string, and a
+    node of this shape holds ``2 + 2 x len(config)`` strings exactly when no name repeats at
+    either level: counting the quotes tells. Anything else goes the strict way, which words it.
     """
+    if b"\\" in data:
+        return None
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
+        node = _node_decoder().decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError):
         return None
-    match = _CANONICAL_RE.fullmatch(text)
-    if match is None:
+    config = node.config
+    if node.version != ENTITY_CONFIG_VERSION or data.count(b'"') != 4 + 4 * len(config):
         return None
-    pairs = _PAIR_RE.findall(match.group(1) or "")
-    config = dict(pairs)
-    return config if len(config) == len(pairs) else None
+    return config
 
 
 # -- change notifications -------------------------------------------------------------------------

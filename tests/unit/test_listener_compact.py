@@ -124,6 +124,14 @@ _FRAGMENTS = [
     b'{"config":{},"version":1}',
     b'"version":2',
     b'"q":"\xe2\x80\xa8"',
+    b'"version":1',
+    b'"version":1e0',
+    b'"version":true',
+    b'"config":{}',
+    b'"x":"1"',
+    b'"a" : "3"',
+    b"{",
+    b'"\xed\xa0\x80":"x"',
 ]
 
 
@@ -136,4 +144,8 @@ def test_any_node_reads_alike_on_both_paths(parts):
 
 def test_duplicates_and_non_strings_still_fail_with_the_strict_reason():
     assert "duplicate JSON key 'a'" in fast(b'{"version":1,"config":{"a":"1","a":"2"}}')
+    # the typed decoder keeps the last of duplicate names, at either level and however spaced
+    assert "duplicate JSON key 'a'" in fast(b'{"version":1,"config":{"a":"1", "a" : "2"}}')
+    assert "duplicate JSON key 'version'" in fast(b'{"version":1,"version":1,"config":{}}')
+    assert "duplicate JSON key 'config'" in fast(b'{"version":1,"config":{"a":"1"},"config":{}}')
     assert "Kafka stores every value as a string" in fast(b'{"version":1,"config":{"a":1}}')
