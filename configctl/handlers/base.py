@@ -117,12 +117,20 @@ def _number(value: Any) -> int | None:
     return value if is_json_int(value) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Admission:
     """What of a stored config takes effect: ``config`` (None: refused as a whole) and why not all."""
 
     config: dict[str, str] | None
     problems: tuple[Problem, ...] = ()
+
+    def __init__(self, config: dict[str, str] | None, problems: tuple[Problem, ...] = ()) -> None:
+        """Fills the instance dict at once, as :class:`~configctl.entities.Entity` does: a full load
+        admits one config per topic (100,000s), and the frozen ``__init__`` sets each field
+        through ``object.__setattr__``."""
+        fields = self.__dict__
+        fields["config"] = config
+        fields["problems"] = problems
 
 
 @dataclass(frozen=True)

@@ -35,18 +35,22 @@ def _problems(entity: Entity, stored: Mapping[str, str], memo: bool) -> list[str
     week, compaction): each (key, value) pair's own checks are remembered, and only the rules
     across keys run per topic. The problems and their order are exactly validate_config's.
     """
-    if not memo or not all(isinstance(v, str) for v in stored.values()):
+    if not memo:
         return validate_config(entity, stored)
+    etype = entity.type
     problems: list[str] = []
     for name, raw in stored.items():
-        seen = (entity.type, name, raw)
+        if type(raw) is not str:  # remembered by text only: anything else is validate_config's to word
+            return validate_config(entity, stored)
+        seen = (etype, name, raw)
         found = _key_problems.get(seen)
         if found is None:
             found = tuple(validate_config(entity, {name: raw}))
             if len(_key_problems) >= _MEMO_LIMIT:
                 _key_problems.clear()
             _key_problems[seen] = found
-        problems.extend(found)
+        if found:
+            problems.extend(found)
     if len(stored) > 1:
         problems.extend(validate_config(entity, stored, changed=()))  # the rules across keys
     return problems
