@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -22,6 +23,8 @@ DEFAULT = "<default>"
 CONFIG_ROOT = "/config"
 
 _TOPIC_RE = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+_TOPIC_LIST_RE = re.compile(f"{_TOPIC_RE.pattern}(?:/{_TOPIC_RE.pattern})*")
+"""Topic names joined by ``/``, which no topic name holds: one match checks a whole listing."""
 _BROKER_RE = re.compile(r"0|[1-9][0-9]{0,9}")
 _BROKER_ID_MAX = 2**31 - 1  # broker ids are Java ints
 _BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -147,6 +150,30 @@ def validate_topic_name(name: str) -> None:
         raise InvalidInput(
             f"topic name {name!r} is invalid: only ASCII letters, digits, '.', '_' and '-' are allowed"
         )
+
+
+def entities_of(entity_type: EntityType, names: Sequence[str]) -> list[Entity] | None:
+    """The entities of plain ``names`` of one type when every name is valid, else None.
+
+    What :meth:`Entity.of` checks one name at a time, checked for a whole listing at once: a
+    listener's full load lists 100,000 topics, and one match over the names joined by ``/``
+    (which no topic name holds) costs a tenth of a check per name. None (a name is wrong, or
+    the type has no such check) tells the caller to build them one by one, which says which
+    name is wrong and why.
+    """
+    if entity_type is not _TOPICS:
+        return None
+    if not names:
+        return []
+    joined = "/".join(names)
+    if (
+        not _TOPIC_LIST_RE.fullmatch(joined)
+        or joined.count("/") != len(names) - 1  # a "/" inside a name would split it in two
+        or "." in names
+        or ".." in names
+    ):
+        return None
+    return [Entity(_TOPICS, name) for name in names]
 
 
 def validate_name(entity_type: EntityType, name: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from configctl.entities import (
@@ -13,6 +13,7 @@ from configctl.entities import (
     Entity,
     EntityType,
     desanitize,
+    entities_of,
     parse_entity_type,
     sanitize,
     validate_name,
@@ -362,3 +363,30 @@ def test_non_canonical_or_relative_stored_paths_are_not_entities(path: str) -> N
     """A notification naming a path Kafka would never store is refused (never a relative ZooKeeper path)."""
     with pytest.raises(InvalidInput):
         Entity.from_path(path)
+
+
+# a whole listing checked at once says what Entity.of says name by name
+
+_NAME_PARTS = st.sampled_from(["a", "Z", "0", ".", "..", "_", "-", "/", " ", "é", "<default>", "x" * 249, ""])
+
+
+def _one_by_one(etype: EntityType, names: list[str]) -> list[Entity] | None:
+    try:
+        return [Entity.of(etype, name) for name in names]
+    except InvalidInput:
+        return None
+
+
+@settings(max_examples=500)
+@given(st.lists(st.lists(_NAME_PARTS, max_size=3).map("".join), max_size=6))
+@example(["a/b"])
+@example(["a", ".", "b"])
+@example(["x" * 249 + "y"])
+def test_a_listing_of_topic_names_is_valid_exactly_when_each_name_is(names: list[str]) -> None:
+    assert entities_of(EntityType.TOPICS, names) == _one_by_one(EntityType.TOPICS, names)
+
+
+def test_types_without_a_listing_check_are_built_one_by_one() -> None:
+    assert entities_of(EntityType.USERS, ["alice"]) is None
+    assert entities_of(EntityType.TOPICS, []) == []
+    assert entities_of(EntityType.TOPICS, ["x" * 250]) is None
