@@ -52,6 +52,10 @@ _POLL = types.SimpleNamespace(
 )
 
 
+def _same(answer: Any) -> Any:
+    return answer
+
+
 class PollingHandler(SequentialThreadingHandler):
     """kazoo's threading handler, waiting with one ``poll(2)`` where kazoo builds an epoll set.
 
@@ -348,17 +352,24 @@ class ZkSession:
     def _collect_single(self, paths: Sequence[str], pending: Any, node_errors: bool) -> list[Any]:
         result: list[Any] = []
         for path, async_result in zip(paths, pending, strict=True):
-            try:
-                with translate_errors(f"read {path}"):
-                    try:
-                        result.append(async_result.get(timeout=self.timeout))
-                    except NoNodeError:
-                        result.append(None)
-            except PermissionDenied as exc:
-                if not node_errors:
-                    raise
-                result.append(exc)
+            with translate_errors(f"read {path}"):
+                answer = settled(async_result, self.timeout)
+            result.append(self._node_answer(answer, f"read {path}", node_errors))
         return result
+
+    @staticmethod
+    def _node_answer(answer: Any, action: str, node_errors: bool, shape: Callable[[Any], Any] = _same) -> Any:
+        """One node's :func:`settled` answer as the many-node reads give it: ``shape(answer)``,
+        None for a node that does not exist, and a node that may not be read as its error (with
+        ``node_errors``) or raised; any other failure raised, as :func:`translate_errors` words it."""
+        if not isinstance(answer, Exception):
+            return shape(answer)
+        if isinstance(answer, NoNodeError):
+            return None
+        error = translated(answer, action)
+        if node_errors and isinstance(error, PermissionDenied):
+            return error
+        raise error
 
     def _reread(self, paths: Sequence[str], node_errors: bool) -> list[Any]:
         """Single pipelined reads of ``paths``, retried as a whole while the connection recovers."""
@@ -367,14 +378,15 @@ class ZkSession:
             pending = [self.client.get_async(p) for p in paths]
             answers: list[Any] = []
             for path, async_result in zip(paths, pending, strict=True):
-                try:
-                    answers.append(async_result.get(timeout=self.timeout))
-                except NoNodeError:
+                answer = settled(async_result, self.timeout)
+                if isinstance(answer, NoNodeError):
                     answers.append(None)
-                except NoAuthError as exc:
-                    if not node_errors:
-                        raise
-                    answers.append(translated(exc, f"read {path}"))
+                elif isinstance(answer, NoAuthError) and node_errors:
+                    answers.append(translated(answer, f"read {path}"))
+                elif isinstance(answer, Exception):
+                    raise answer  # kazoo's own error: the retry below knows what to retry
+                else:
+                    answers.append(answer)
             return answers
 
         with translate_errors(f"read {len(paths)} nodes"):
@@ -401,16 +413,9 @@ class ZkSession:
         for start in range(0, len(paths), PIPELINE_CHUNK):
             pending = [(p, self.client.get_children_async(p)) for p in paths[start : start + PIPELINE_CHUNK]]
             for path, async_result in pending:
-                try:
-                    with translate_errors(f"list {path}"):
-                        try:
-                            result.append(sorted(async_result.get(timeout=self.timeout)))
-                        except NoNodeError:
-                            result.append(None)
-                except PermissionDenied as exc:
-                    if not node_errors:
-                        raise
-                    result.append(exc)
+                with translate_errors(f"list {path}"):
+                    answer = settled(async_result, self.timeout)
+                result.append(self._node_answer(answer, f"list {path}", node_errors, sorted))
         return result
 
     def delete_nodes(self, paths: Iterable[str]) -> int:
@@ -438,6 +443,22 @@ class ZkSession:
         with translate_errors(f"write {', '.join(path for path, _ in writes)}"):
             results = transaction.commit_async().get(timeout=self.timeout)
         return not any(isinstance(result, Exception) for result in results)
+
+
+def settled(async_result: Any, timeout: float) -> Any:
+    """A request's answer, or the kazoo exception it failed with, returned instead of raised.
+
+    ``AsyncResult.get`` raises the exception the result holds. Caught in a frame that still holds
+    the result (a loop over requests in flight), the exception's traceback and that frame refer to
+    each other, and the cycle keeps the frame and every caller's frame alive until the cyclic
+    collector runs: after a full load that was its 100,000 entities, held through a missing
+    ``/config/ips``. An exception handed back unraised has no traceback. No answer within
+    ``timeout`` raises kazoo's timeout error, as ``get`` does.
+    """
+    async_result.wait(timeout)
+    if async_result.ready() and not async_result.successful():
+        return async_result.exception
+    return async_result.get(block=False)
 
 
 class PendingRead:

@@ -123,3 +123,32 @@ def test_read_ahead_serves_the_next_notification_with_the_listing(zk_connect, zk
         wait_for(lambda: listener.topic_config("late")["retention.ms"].value == "9")
     finally:
         listener.stop()
+
+
+class _Held:
+    """Something a caller's frame holds (weakly referable)."""
+
+
+def test_a_missing_node_keeps_no_caller_alive(zk_connect, tree):
+    """An absent node's answer forms no reference cycle with the frames that asked for it.
+
+    A NoNode error raised out of its request and caught beside it kept every caller's frame alive
+    until the cyclic collector ran: after a full load, its 100,000 entities (``/config/ips`` is
+    usually absent). With the collector off, what the caller held must go when it returns.
+    """
+    import gc
+    import weakref
+
+    def caller(session: ZkSession) -> weakref.ref:
+        held = _Held()
+        assert session.children_many(["/config/ips", "/config/topics"])[0] is None
+        return weakref.ref(held)
+
+    with ZkSession(zk_connect) as session:
+        gc.collect()
+        gc.disable()
+        try:
+            held = caller(session)
+            assert held() is None
+        finally:
+            gc.enable()
