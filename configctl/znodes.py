@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
-import msgspec
-
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 
@@ -187,17 +185,18 @@ def decode_entity_config(data: bytes | None) -> dict[str, str]:
     return dict(config)
 
 
-class _ConfigNode(msgspec.Struct, forbid_unknown_fields=True):
-    """An entity config node's only shape: ``version`` an integer, ``config`` strings to strings."""
-
-    version: int
-    config: dict[str, str]
-
-
 @functools.cache
-def _node_decoder() -> Any:
-    """msgspec's typed JSON decoder for :class:`_ConfigNode` (built once per process)."""
-    return msgspec.json.Decoder(_ConfigNode)
+def _node_decoder() -> tuple[Any, type[Exception]]:
+    """msgspec's typed JSON decoder of an entity config node's only shape (``version`` an integer,
+    ``config`` strings to strings, nothing else), and its error. Built on the first decode, not at
+    import: ``configctl --help`` would pay msgspec's 6 ms import for nothing."""
+    import msgspec
+
+    class ConfigNode(msgspec.Struct, forbid_unknown_fields=True):
+        version: int
+        config: dict[str, str]
+
+    return msgspec.json.Decoder(ConfigNode), msgspec.DecodeError
 
 
 def _canonical_config(data: bytes) -> dict[str, str] | None:
@@ -212,9 +211,10 @@ def _canonical_config(data: bytes) -> dict[str, str] | None:
     """
     if b"\\" in data:
         return None
+    decoder, refused = _node_decoder()
     try:
-        node = _node_decoder().decode(data)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+        node = decoder.decode(data)
+    except (refused, UnicodeDecodeError):
         return None
     config = node.config
     if node.version != ENTITY_CONFIG_VERSION or data.count(b'"') != 4 + 4 * len(config):
