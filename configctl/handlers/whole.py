@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from configctl.entities import Entity, EntityType
-from configctl.handlers.base import POISON, Admission, Problem
+from configctl.handlers.base import POISON, Admission, Problem, handler_for
 from configctl.validation import validate_config
 
 _MEMO_LIMIT = 10_000
@@ -32,11 +32,13 @@ def _problems(entity: Entity, stored: Mapping[str, str], memo: bool) -> list[str
     """:func:`validate_config`'s answer, with each distinct key and value checked once.
 
     A full load validates 100,000 topic configs that mostly repeat a few values (retention of a
-    week, compaction): each (key, value) pair's own checks are remembered, and only the rules
-    across keys run per topic. The problems and their order are exactly validate_config's.
+    week, compaction): each (key, value) pair's own check (the family's ``check_key``, the step
+    validate_config takes per key) is remembered, and the rules across keys (``own_rules``) run
+    on each whole config, as validate_config runs them: the same problems in the same order.
     """
     if not memo:
         return validate_config(entity, stored)
+    handler = handler_for(entity)
     etype = entity.type
     problems: list[str] = []
     for name, raw in stored.items():
@@ -45,12 +47,13 @@ def _problems(entity: Entity, stored: Mapping[str, str], memo: bool) -> list[str
         seen = (etype, name, raw)
         found = _key_problems.get(seen)
         if found is None:
-            found = tuple(validate_config(entity, {name: raw}))
+            checked: list[str] = []
+            handler.check_key(entity, name, raw, False, checked)
+            found = tuple(checked)
             if len(_key_problems) >= _MEMO_LIMIT:
                 _key_problems.clear()
             _key_problems[seen] = found
         if found:
             problems.extend(found)
-    if len(stored) > 1:
-        problems.extend(validate_config(entity, stored, changed=()))  # the rules across keys
+    problems.extend(handler.own_rules(stored))
     return problems

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from configctl import catalogue
@@ -948,3 +948,52 @@ def test_a_full_topic_config_validates_fast() -> None:
     per_call = (time.perf_counter() - start) / rounds
     # About 0.17 ms on the 2-core build machine; the bound leaves room for a busy machine.
     assert per_call < 0.005, f"{per_call * 1000:.2f} ms per 36-key topic config"
+
+
+# The listener's admission of whole configs (topics, quotas, IPs) remembers each (key, value)
+# check; what it finds must be validate_config's answer, the first time and from memory.
+
+_ADMITTED_KEYS = [
+    "retention.ms",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "remote.storage.enable",
+    "cleanup.policy",
+    "local.retention.ms",
+    "segment.bytes",
+    "no.such.key",
+]
+_ADMITTED_VALUES = [
+    "-2",
+    "-1",
+    "0",
+    "1",
+    "100",
+    "x",
+    "true",
+    "compact",
+    "delete",
+    " 7 ",
+    "99999999999999999999",
+]
+
+
+@given(
+    st.sampled_from(["topics/orders", "topics/other", "ips/10.0.0.1"]),  # the families that remember
+    st.dictionaries(
+        st.sampled_from([*_ADMITTED_KEYS, "connection_creation_rate"]),
+        st.sampled_from(_ADMITTED_VALUES),
+        max_size=4,
+    ),
+)
+@example("topics/orders", {"min.compaction.lag.ms": "100", "max.compaction.lag.ms": "1"})
+@example("topics/orders", {"remote.storage.enable": "true", "cleanup.policy": "compact"})
+@example("topics/orders", {"remote.storage.enable": "true", "local.retention.ms": "100", "retention.ms": "1"})
+@example("topics/orders", {"retention.ms": "x", "no.such.key": "1"})
+def test_remembered_admission_finds_what_validate_config_finds(path, config):
+    from configctl.handlers.whole import _problems
+
+    entity = Entity.from_path(path)
+    expected = validate_config(entity, config)
+    assert _problems(entity, config, memo=True) == expected
+    assert _problems(entity, config, memo=True) == expected  # from memory
