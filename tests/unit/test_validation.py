@@ -997,3 +997,22 @@ def test_remembered_admission_finds_what_validate_config_finds(path, config):
     expected = validate_config(entity, config)
     assert _problems(entity, config, memo=True) == expected
     assert _problems(entity, config, memo=True) == expected  # from memory
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(sorted(catalogue.keys(EntityType.TOPICS))),
+        st.sampled_from(["-2", "-1", "0", "1", "100", "true", "false", "compact", "delete,compact", "x"]),
+        max_size=5,
+    )
+)
+@example({"min.compaction.lag.ms": "100", "max.compaction.lag.ms": "1"})
+@example({"remote.storage.enable": "true", "cleanup.policy": "compact"})
+@example({"local.retention.ms": "100", "retention.ms": "1", "cleanup.policy": "compact"})
+def test_a_topic_config_without_rule_keys_breaks_no_rule(config):
+    """The topic handler skips Kafka's rules between keys for a config without any of its rule
+    keys: only when the rules themselves find nothing there."""
+    from configctl import crosskey
+    from configctl.handlers import handler_for
+
+    assert handler_for(EntityType.TOPICS).own_rules(config) == crosskey.topic_problems(config)
