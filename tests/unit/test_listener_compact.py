@@ -79,19 +79,19 @@ def test_the_manager_keeps_topics_compact_and_answers_with_plain_dicts():
 
 
 # ----------------------------------------------------------------------------------------------
-# decoding: the canonical fast path says exactly what the strict parser says
+# decoding: the fast path says exactly what the strict parser says
 # ----------------------------------------------------------------------------------------------
 
 
 def strict(data: bytes) -> dict[str, str] | str:
-    original = znodes._canonical_config
-    znodes._canonical_config = lambda data: None
+    original = znodes._fast_config
+    znodes._fast_config = lambda data: None
     try:
         return decode_entity_config(data)
     except InvalidInput as exc:
         return f"error: {exc}"
     finally:
-        znodes._canonical_config = original
+        znodes._fast_config = original
 
 
 def fast(data: bytes) -> dict[str, str] | str:
