@@ -169,8 +169,9 @@ class _Handler:
                 yield EntityRead(entity, data, number)
 
     def _read_all(self, entities: list[Entity]) -> Iterator[EntityRead]:
-        """Read in chunks applied as they arrive, the next chunk in flight meanwhile: 100,000 raw
-        nodes are never held at once, and ZooKeeper works while the listener applies."""
+        """Read in chunks applied as they arrive: 100,000 raw nodes are never held at once. The
+        next chunk is asked for once this one is applied (:meth:`ZkSession.iter_many` says why;
+        asking earlier measured within 2% again)."""
         done = 0
         for found in self.tree.read_chunks(entities, LOAD_CHUNK):
             part = entities[done : done + len(found)]
