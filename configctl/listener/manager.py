@@ -641,7 +641,7 @@ class DynamicConfigManager:
     ) -> None:
         path = entity.path
         independent = handler.independent
-        family = handler.family if not independent and handler.interdependent else None
+        family = handler.family if handler.interdependent else None
         with self._lock:
             if config:
                 self._configs[path] = config
