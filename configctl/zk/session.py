@@ -52,10 +52,6 @@ _POLL = types.SimpleNamespace(
 )
 
 
-def _same(answer: Any) -> Any:
-    return answer
-
-
 class PollingHandler(SequentialThreadingHandler):
     """kazoo's threading handler, waiting with one ``poll(2)`` where kazoo builds an epoll set.
 
@@ -358,12 +354,12 @@ class ZkSession:
         return result
 
     @staticmethod
-    def _node_answer(answer: Any, action: str, node_errors: bool, shape: Callable[[Any], Any] = _same) -> Any:
-        """One node's :func:`settled` answer as the many-node reads give it: ``shape(answer)``,
+    def _node_answer(answer: Any, action: str, node_errors: bool) -> Any:
+        """One node's :func:`settled` answer as the many-node reads give it: the answer itself,
         None for a node that does not exist, and a node that may not be read as its error (with
         ``node_errors``) or raised; any other failure raised, as :func:`translate_errors` words it."""
         if not isinstance(answer, Exception):
-            return shape(answer)
+            return answer
         if isinstance(answer, NoNodeError):
             return None
         error = translated(answer, action)
@@ -415,7 +411,8 @@ class ZkSession:
             for path, async_result in pending:
                 with translate_errors(f"list {path}"):
                     answer = settled(async_result, self.timeout)
-                result.append(self._node_answer(answer, f"list {path}", node_errors, sorted))
+                children = self._node_answer(answer, f"list {path}", node_errors)
+                result.append(sorted(children) if isinstance(children, list) else children)
         return result
 
     def delete_nodes(self, paths: Iterable[str]) -> int:
