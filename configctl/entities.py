@@ -22,6 +22,8 @@ from configctl.errors import InvalidInput, shown
 DEFAULT = "<default>"
 CONFIG_ROOT = "/config"
 
+DOT_NAMES = (".", "..")
+"""Names ZooKeeper refuses for a node (and Kafka for a topic), whatever the entity type."""
 _TOPIC_RE = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _TOPIC_LIST_RE = re.compile(f"{_TOPIC_RE.pattern}(?:/{_TOPIC_RE.pattern})*")
 """Topic names joined by ``/``, which no topic name holds: one match checks a whole listing."""
@@ -140,7 +142,7 @@ def parse_entity_type(value: str) -> EntityType:
 
 
 def validate_topic_name(name: str) -> None:
-    if name in (".", ".."):
+    if name in DOT_NAMES:
         raise InvalidInput(f"topic name {name!r} is not allowed")
     if not _TOPIC_RE.fullmatch(name):
         if not name:
@@ -169,8 +171,7 @@ def entities_of(entity_type: EntityType, names: Sequence[str]) -> list[Entity] |
     if (
         not _TOPIC_LIST_RE.fullmatch(joined)
         or joined.count("/") != len(names) - 1  # a "/" inside a name would split it in two
-        or "." in names
-        or ".." in names
+        or any(dots in names for dots in DOT_NAMES)
     ):
         return None
     return [Entity(_TOPICS, name) for name in names]
@@ -206,7 +207,7 @@ def validate_name(entity_type: EntityType, name: str) -> None:
     kind = entity_type.value[:-1]
     if not name:
         raise InvalidInput(f"{kind} name must not be empty")
-    if name in (".", ".."):
+    if name in DOT_NAMES:
         raise InvalidInput(
             f"{kind} name {name!r} cannot be stored: ZooKeeper refuses '.' and '..' as node names"
         )
@@ -417,7 +418,7 @@ def _stored_to_plain(etype: EntityType, stored: str) -> tuple[str, bool]:
     """(plain name, literally "<default>") of a stored name; refuses non-canonical forms."""
     if stored == DEFAULT:
         return stored, False
-    if stored in ("", ".", ".."):
+    if stored == "" or stored in DOT_NAMES:
         raise InvalidInput(f"{shown(stored)} is not a valid {etype.value[:-1]} node name")
     if not etype.sanitized:
         return stored, False

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from configctl.configparse import load_properties_file
-from configctl.entities import CONFIG_ROOT, DEFAULT, Entity, EntityType, entities_of
+from configctl.entities import CONFIG_ROOT, DEFAULT, DOT_NAMES, Entity, EntityType, entities_of
 from configctl.errors import (
     ConfigctlError,
     InvalidInput,
@@ -240,7 +240,7 @@ class _Handler:
             return
         append = entities.append
         for name in listed:
-            if name in ("", ".", "..", DEFAULT):
+            if name in ("", *DOT_NAMES, DEFAULT):
                 cls._entity(f"{etype.value}/{name}", entities, invalid)  # refused, with from_path's reason
                 continue
             try:
