@@ -51,9 +51,11 @@ sys.path.insert(0, str(REPO_ROOT))
 from kazoo.client import KazooClient  # noqa: E402
 
 from benchmarks.results import format_table, record_rows  # noqa: E402
+from configctl.localzk.nodeconfig import TICK_TIME_MS  # noqa: E402
 
 RAW_PATH = "/fleet-raw-tick"
 PER_PROCESS = 50
+"""Listeners per worker process: enough that 1,000 fit in 20 interpreters on 2 cores."""
 TICK_MS = 2000
 """ZooKeeper's own default tick for the measured ensemble: with the test servers' 200 ms its quorum
 gave up on a follower starved of CPU for 3 s (``syncLimit`` 15 ticks), which a thousand listeners
@@ -62,7 +64,6 @@ STARTING = 2
 """Worker processes starting their listeners at once (see :func:`start_workers`)."""
 CHANGES_AT_1000 = 30
 """Changes in the short form at 1,000 listeners (2.1 s apart: about a minute)."""
-"""Listeners per worker process: enough that 1,000 fit in 20 interpreters on 2 cores."""
 READS = {"GetData", "GetChildren", "GetChildren2", "Exists", "GetACL", "_MultiRead", "Sync"}
 STATE_WRITES = {"SetData", "Transaction"}
 """The state node and fleet record writes (a Transaction carries both): each goes through the quorum."""
@@ -100,14 +101,13 @@ def free_port_block(count: int) -> int:
 
 
 @contextmanager
-def ensemble(workdir: Path, tick_ms: int | None = None) -> Iterator[Any]:
+def ensemble(workdir: Path, tick_ms: int = TICK_TIME_MS) -> Iterator[Any]:
     """A real 3-node ZooKeeper ensemble for the run, stopped at the end whatever happens.
 
-    ``tick_ms``: ZooKeeper's tick (default: the test servers' 200 ms)."""
+    ``tick_ms``: ZooKeeper's tick (default: the test servers')."""
     from configctl.localzk import LocalZooKeeper
 
-    extra = {} if tick_ms is None else {"tick_ms": tick_ms}
-    server = LocalZooKeeper(workdir / "zk", port=free_port_block(3), nodes=3, **extra)
+    server = LocalZooKeeper(workdir / "zk", port=free_port_block(3), nodes=3, tick_ms=tick_ms)
     server.start(timeout=120)
     try:
         yield server
