@@ -5,7 +5,9 @@ static difference on ``log.retention.hours`` is listed again under each of its s
 newest change is said to come from "zookeeper" whatever it came from. These helpers turn the
 audit document into what a person reads at a glance: root causes grouped, each counted once,
 labelled by where it came from. Pure functions on the JSON document (no Spark), so both views
-and their tests use them as they are.
+and their tests use them as they are. Broker ids as ranges and how long brokers disagreed are
+spelled here too, for the timeline's table and page (:mod:`configctl.audit.timeline_view`) and
+the console's intervals alike: one spelling wherever a timeline appears.
 """
 
 from __future__ import annotations
@@ -32,6 +34,20 @@ def ranges(ids: Iterable[int]) -> str:
     if start is not None:
         parts.append(f"{start}" if start == previous else f"{start}-{previous}")
     return ", ".join(parts)
+
+
+def duration(ms: Any) -> str:
+    """``1h 02m``, ``3m 20s``, ``850 ms``: how long brokers disagreed."""
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+        return ""
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms // 1000
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
 
 
 def stale_groups(

@@ -3,7 +3,8 @@
 The page is ``templates/timeline.html.j2``, written to stand alone here and to be included by
 the audit report (``report.html.j2``) when a document carries ``intervals``: one template, so
 the timeline looks the same wherever it appears. Brokers are listed as ranges (``1-4, 7``) and
-durations in words by the console's own helpers, so a timeline reads the same there too.
+durations in words by the drift views' helpers (:mod:`configctl.audit.report_view`), the ones the
+console's Drift page uses, so a timeline reads the same there too.
 """
 
 from __future__ import annotations
@@ -47,8 +48,6 @@ class TimelineView:
     def render(self, out: Console) -> None:
         from rich.table import Table
 
-        from configctl.console.views import duration
-
         doc = self.doc
         out.print(
             f"{len(doc['intervals'])} interval(s) of disagreement over {doc['brokers']} broker(s)' applied logs"
@@ -73,7 +72,7 @@ class TimelineView:
                 i["key"],
                 iso(i["start_ms"]),
                 end,
-                duration(i["duration_ms"]) or "—",
+                report_view.duration(i["duration_ms"]) or "—",
                 held(i),
                 f"{i['opened_by_change']}{closed}",
             )
@@ -86,15 +85,13 @@ def render_timeline_html(
     """The standalone page of ``audit --timeline --html``."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    from configctl.console.views import duration
-
     env = Environment(
         loader=PackageLoader("configctl.audit", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(iso=iso, duration=duration, ranges=brokers_as_ranges)
+    env.filters.update(iso=iso, duration=report_view.duration, ranges=brokers_as_ranges)
     return env.get_template("timeline.html.j2").render(
         doc=doc, standalone=True, source=source, generated=generated
     )

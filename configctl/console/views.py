@@ -52,7 +52,7 @@ def entity_label(path: str | None) -> str:
 
 _ENV.filters["when"] = when
 _ENV.filters["entity_label"] = entity_label
-_ENV.filters["duration"] = lambda ms: duration(ms)
+_ENV.filters["duration"] = report_view.duration
 _ENV.filters["entity_url"] = entity_url
 
 
@@ -243,20 +243,6 @@ def _intervals(intervals: Sequence[Any]) -> list[dict[str, Any]]:
         )
     rows.sort(key=lambda r: (r.get("end_ms") is not None, -(r.get("start_ms") or 0)))
     return rows
-
-
-def duration(ms: Any) -> str:
-    """``1h 02m``, ``3m 20s``, ``850 ms``: how long brokers disagreed."""
-    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
-        return ""
-    if ms < 1000:
-        return f"{ms} ms"
-    seconds = ms // 1000
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
 
 
 def error_page(status: int, text: str) -> str:
