@@ -48,7 +48,7 @@ from configctl.desired import syntax  # noqa: E402
 from configctl.entities import Entity  # noqa: E402
 from configctl.localzk import LocalZooKeeper, port_is_free  # noqa: E402
 from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT, Change, ConfigStore, batches  # noqa: E402
-from configctl.zk.connection import ConnectionSettings  # noqa: E402
+from configctl.zkconnection import ConnectionSettings  # noqa: E402
 from configctl.znodes import (  # noqa: E402
     CHANGES_PATH,
     NOTIFICATION_PATH_PREFIX,

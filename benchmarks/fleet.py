@@ -157,7 +157,7 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
     """
     from configctl.listener import ConfigListener
     from configctl.zk import purge
-    from configctl.zk.connection import ConnectionSettings
+    from configctl.zkconnection import ConnectionSettings
     from configctl.zk.session import ZkSession
 
     if options.get("purge") == "all":  # before the lease: every listener purges, as Kafka's brokers do

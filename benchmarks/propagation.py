@@ -55,7 +55,7 @@ from configctl.entities import DEFAULT, Entity, EntityType  # noqa: E402
 from configctl.localzk import LocalZooKeeper  # noqa: E402
 from configctl.writer import alter, prepare_change  # noqa: E402
 from configctl.zk.configstore import Change, ConfigStore  # noqa: E402
-from configctl.zk.connection import ConnectionSettings  # noqa: E402
+from configctl.zkconnection import ConnectionSettings  # noqa: E402
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_notification  # noqa: E402
 
 APPLIED_RE = re.compile(r" INFO applied change (\d+):")

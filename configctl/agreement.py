@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from configctl import secrets
-from configctl.adminapi.reported import ReportedConfig
 from configctl.errors import InvalidInput
+from configctl.reported import ReportedConfig
 
 
 class Computed(Protocol):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 
 from configctl.errors import InvalidInput
 from configctl.files import read_bytes
@@ -85,11 +86,10 @@ def comparable(text: str | None) -> str | None:
 
 
 def _configured_file() -> str | None:
-    """``$CONFIGCTL_DIGEST_KEY_FILE``, read through :mod:`configctl.settings` (imported here, not at
-    the top: the Spark job imports this module for :func:`digest` alone)."""
-    from configctl.settings import environment_value
-
-    return environment_value("digest-key-file") or None
+    """``$CONFIGCTL_DIGEST_KEY_FILE`` when set and not empty (the ``digest-key-file`` setting of
+    :mod:`configctl.settings`, an environment-only one with no default, which names its variable
+    from :data:`DIGEST_KEY_ENV`: this module stays below the settings)."""
+    return os.environ.get(DIGEST_KEY_ENV) or None
 
 
 def read_digest_key(path: str | None = None) -> bytes | None:

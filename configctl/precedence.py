@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from configctl import catalogue, ips, validation
-from configctl.entities import DEFAULT, Entity, EntityType, sanitize
+from configctl import brokerkeys, catalogue, ips
+from configctl.entities import DEFAULT, EntityType, sanitize
 from configctl.errors import InvalidInput
 from configctl.secrets import MASK
 from configctl.sources import (
@@ -285,16 +285,9 @@ def _extra_plan(name: str) -> _KeyPlan:
     return _make_plan(name, (name,), sensitive)
 
 
-@lru_cache(maxsize=65536)
-def _key_problem(name: str, raw: str, at_default: bool) -> str | None:
-    """Why a dynamic broker key does not take effect: exactly what the write side would refuse."""
-    entity = _DEFAULT_BROKER if at_default else _SOME_BROKER
-    found = validation.validate_config(entity, {name: raw}, allow_custom=True)
-    return "; ".join(found) if found else None
-
-
-_DEFAULT_BROKER = Entity(EntityType.BROKERS, DEFAULT)
-_SOME_BROKER = Entity(EntityType.BROKERS, "0")
+_key_problem = lru_cache(maxsize=65536)(brokerkeys.problem)
+"""Why a dynamic broker key does not take effect (:func:`configctl.brokerkeys.problem`), memoized:
+a layer is screened at every load."""
 
 
 def _screen(
@@ -303,12 +296,14 @@ def _screen(
     """The part of a dynamic layer that takes effect; the rest goes to ``ignored``.
 
     Kafka drops (and logs) read-only keys, misplaced keys and values it cannot parse when it loads
-    a dynamic layer; the rule is :mod:`configctl.validation`'s per-key check, the one the write
+    a dynamic layer; the rule is :mod:`configctl.brokerkeys`' per-key check, the one the write
     side refuses with, so nothing configctl writes is dropped here.
     """
     kept: dict[str, str] = {}
     for name, raw in layer.items():
-        reason = _key_problem(name, raw, cluster_default) if isinstance(raw, str) else "not a string"
+        reason = (
+            _key_problem(name, raw, at_default=cluster_default) if isinstance(raw, str) else "not a string"
+        )
         if reason is None:
             kept[name] = raw
         else:

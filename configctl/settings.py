@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from configctl import profiles
+from configctl.digests import DIGEST_KEY_ENV
 from configctl.errors import ConfigctlError, InvalidInput, shown
 from configctl.files import check_readable, read_text
-from configctl.zk.connection import (
+from configctl.zkconnection import (
     ConnectionSettings,
     Digest,
     Sasl,
@@ -127,7 +128,7 @@ ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
     Setting("password-encoder-secret", "CONFIGCTL_PASSWORD_ENCODER_SECRET", "secret", None, "SECRET",
             "The brokers' password.encoder.secret when alter or apply is not given --password-encoder-secret.",
             environment_only=True),
-    Setting("digest-key-file", "CONFIGCTL_DIGEST_KEY_FILE", "file", None, "FILE",
+    Setting("digest-key-file", DIGEST_KEY_ENV, "file", None, "FILE",
             "The fleet's digest key when the listener or the audit is not given --digest-key-file.",
             environment_only=True),
     Setting("policies", "CONFIGCTL_POLICIES", "text", None, "MODULE:ATTR[,MODULE:ATTR]",

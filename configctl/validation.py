@@ -1,13 +1,14 @@
-"""Config validation: every problem with a proposed entity config, in one go, as short sentences.
+"""Config validation, the library: every problem of one key and its value, as short sentences.
 
 ZooKeeper holds every config value as a string. Validation first turns each string into the
 value Kafka's ``ConfigDef`` would parse (:func:`coerce`), then runs the committed JSON Schema
 of the key (``schemas/*.json``, via jsonschema's Draft 2020-12 validator) on that value, then
-applies the rules JSON Schema has no word for: SCRAM placement here, and each family's own from
-its handler (:mod:`configctl.handlers`): broker update modes, ``<default>`` placement and listener
-prefixes (:meth:`~configctl.handlers.base.FamilyHandler.check_key`), topic cross-field rules
-(:meth:`~configctl.handlers.base.FamilyHandler.own_rules`). Each problem is one sentence that
-names the key, so an operator fixes the whole change at once instead of one error per run.
+applies the rules JSON Schema has no word for: SCRAM placement here. The family handlers
+(:mod:`configctl.handlers`) call this library for each key and add their own rules (broker update
+modes, ``<default>`` placement and listener prefixes in :mod:`configctl.brokerkeys`, topic
+cross-field rules); a whole config is validated there (:func:`configctl.handlers.validate.validate_config`),
+and this module never looks a handler up. Each problem is one sentence that names the key, so an
+operator fixes the whole change at once instead of one error per run.
 
 Pure: no I/O beyond the schemas :mod:`configctl.catalogue` loads once; validators are compiled
 once per entity type and cached. Sensitive values (passwords, SCRAM credentials) never appear
@@ -32,30 +33,26 @@ import difflib
 import hashlib
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from configctl import catalogue, values
 from configctl.catalogue import ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
-from configctl.errors import ValidationFailed
 from configctl.errors import shown as echo
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 
-    from configctl.handlers.base import FamilyHandler
-
 __all__ = [
-    "check",
+    "Family",
     "check_schema_key",
     "check_value",
     "closest",
     "coerce",
     "unknown_key",
-    "validate_config",
 ]
 
 _SCRAM_ITERATIONS_RE = re.compile(r",iterations=([0-9]+)$")
@@ -268,11 +265,19 @@ def check_value(
     return value
 
 
-def unknown_key(entity: Entity, name: str, pool: Iterable[str]) -> str:
-    """``unknown <family> config <name>``, with the key the operator most likely meant."""
-    handler = _handler(entity)
-    message = f"unknown {handler.label(entity)} config {echo(name)}"
-    guess = handler.unknown_hint(name) or closest(name, pool)
+class Family(Protocol):
+    """What a message about an unknown key needs of the entity's family (its handler is one)."""
+
+    def label(self, entity: Entity) -> str: ...
+
+    def unknown_hint(self, name: str) -> str | None: ...
+
+
+def unknown_key(label: str, name: str, pool: Iterable[str], hint: str | None = None) -> str:
+    """``unknown <label> config <name>``, with the key the operator most likely meant: the
+    family's own ``hint`` when it has one, else the closest name in ``pool``."""
+    message = f"unknown {label} config {echo(name)}"
+    guess = hint or closest(name, pool)
     if guess is not None:
         message += f" (did you mean {guess!r}?)"
     return message
@@ -314,14 +319,14 @@ def _check_scram(entity: Entity, name: str, key: ConfigKey, raw: Any, problems: 
             )
 
 
-def check_schema_key(entity: Entity, name: str, raw: Any, problems: list[str]) -> None:
+def check_schema_key(family: Family, entity: Entity, name: str, raw: Any, problems: list[str]) -> None:
     """One key of ``entity``'s schema: known, its value typed and in range, SCRAM credentials placed."""
     etype = entity.schema_type
     key = catalogue.keys(etype).get(name)
     if key is None:
         scram_allowed = entity.client is None and entity.name != DEFAULT
         pool = [k.name for k in catalogue.keys(etype).values() if scram_allowed or not _is_scram(k)]
-        problems.append(unknown_key(entity, name, pool))
+        problems.append(unknown_key(family.label(entity), name, pool, family.unknown_hint(name)))
         return
     if _is_scram(key):
         _check_scram(entity, name, key, raw, problems)
@@ -331,64 +336,6 @@ def check_schema_key(entity: Entity, name: str, raw: Any, problems: list[str]) -
 
 def _is_scram(key: ConfigKey) -> bool:
     return key.kafka_type == "scram_credential"
-
-
-_handler_for: Callable[[Entity], FamilyHandler] | None = None
-
-
-def _handler(entity: Entity) -> FamilyHandler:
-    """The entity's family handler. The handlers use this module's checks, so they are imported
-    on the first call, not at import; once, not per call (a full load validates 100,000 topics)."""
-    global _handler_for
-    if _handler_for is None:
-        from configctl.handlers import handler_for
-
-        _handler_for = handler_for
-    return _handler_for(entity)
-
-
-# --------------------------------------------------------------------------------------------
-# Public entry points
-# --------------------------------------------------------------------------------------------
-
-
-def validate_config(
-    entity: Entity,
-    config: Mapping[str, str],
-    *,
-    changed: Iterable[str] | None = None,
-    allow_custom: bool = False,
-) -> list[str]:
-    """Every problem with ``config`` as the complete config of ``entity``; empty when it is valid.
-
-    ``changed`` limits the per-key checks (unknown key, type, range, update mode, placement) to
-    the keys being written, so an odd value already in ZooKeeper does not block an unrelated
-    change; cross-field rules always run on the whole of ``config``. ``allow_custom`` accepts
-    unknown broker keys (a plugin's custom config), unchecked except for ``<default>`` placement.
-    The entity's family handler checks each key and its rules between keys.
-    """
-    if isinstance(changed, str):
-        changed = [changed]
-    selected = config.keys() if changed is None else [k for k in dict.fromkeys(changed) if k in config]
-    handler = _handler(entity)
-    problems: list[str] = []
-    for name in selected:
-        handler.check_key(entity, name, config[name], allow_custom, problems)
-    problems.extend(handler.own_rules(config))
-    return problems
-
-
-def check(
-    entity: Entity,
-    config: Mapping[str, str],
-    *,
-    changed: Iterable[str] | None = None,
-    allow_custom: bool = False,
-) -> None:
-    """Raise :class:`ValidationFailed` carrying every problem :func:`validate_config` finds."""
-    problems = validate_config(entity, config, changed=changed, allow_custom=allow_custom)
-    if problems:
-        raise ValidationFailed(problems)
 
 
 # --------------------------------------------------------------------------------------------

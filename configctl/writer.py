@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from configctl import guards, impact, interrupted, secrets, validation
+from configctl import guards, impact, interrupted, secrets
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
-from configctl.handlers import handler_for
+from configctl.handlers import handler_for, validate
 from configctl.store import (
     Change,
     CommitInterrupted,
@@ -71,9 +71,9 @@ def prepare_change(
     # Check plain keys before touching secrets (a misplaced password config should say so, not
     # ask for an encoder secret); SCRAM keys are checked in their stored form afterwards.
     plain = {k: v for k, v in add.items() if k not in secrets.SCRAM_MECHANISMS}
-    validation.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
+    validate.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
     stored = _stored_secrets(entity, add, encoder_settings, password_secret, passwords_in_clear)
-    validation.check(entity, stored, changed=list(stored), allow_custom=allow_custom)
+    validate.check(entity, stored, changed=list(stored), allow_custom=allow_custom)
     return ConfigChange(add=stored, delete=change.delete, replace=replace)
 
 
@@ -156,7 +156,7 @@ def alter(
                 f"{entity.display} is at version {before.version}, not {if_version} (--if-version); nothing written"
             )
         after = apply_change(before.config, change, what=entity.display)
-        validation.check(entity, after, changed=list(change.add), allow_custom=allow_custom)
+        validate.check(entity, after, changed=list(change.add), allow_custom=allow_custom)
         changes = diff(before.config, after)
         if changes and attempts == 1:
             check_kafka_rules(store, [entity], allow_running_brokers=allow_running_brokers)

@@ -34,7 +34,7 @@ from kafka.admin import KafkaAdminClient
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import translate_errors
-from configctl.adminapi.reported import ReportedConfig
+from configctl.reported import ReportedConfig
 from configctl.errors import ConfigctlError
 from configctl.localkafka import KafkaCluster, kafka_version
 from configctl.localzk.client import ClientSettings

@@ -5,6 +5,6 @@ One edge package, shaped like ``zk/``: :mod:`~configctl.adminapi.connection` ope
 client's exceptions into configctl's own (each with its exit status) here and nowhere else, and
 :mod:`~configctl.adminapi.client` asks the brokers what they run (DescribeConfigs with synonyms,
 DescribeClientQuotas, DescribeUserScramCredentials) in configctl's own terms: entities and
-:class:`~configctl.adminapi.reported.ReportedConfig` values. Nothing above this package imports
+:class:`~configctl.reported.ReportedConfig` values. Nothing above this package imports
 the Kafka client.
 """

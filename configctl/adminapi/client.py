@@ -2,7 +2,7 @@
 
 One :class:`KafkaAdmin` per command or sidecar. Each method is one Admin API request, named in
 configctl's terms (an :class:`~configctl.entities.Entity`, a broker id) and answered in them
-(:class:`~configctl.adminapi.reported.ReportedConfig`, quota text as configctl stores it). The
+(:class:`~configctl.reported.ReportedConfig`, quota text as configctl stores it). The
 Kafka client (kafka-python) is used for its connection handling and its protocol classes; the
 requests are built and their per-resource errors read here, so a broker's refusal is never lost
 in a result dictionary, and every exception is translated by :mod:`configctl.adminapi.errors`.
@@ -26,9 +26,9 @@ from kafka.protocol.admin import (
 
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import KafkaUnavailable, refusal, translate_errors
-from configctl.adminapi.reported import ReportedConfig, ReportedSynonym, quota_text
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
+from configctl.reported import ReportedConfig, ReportedSynonym, quota_text
 
 # Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
 _TOPIC, _BROKER = 2, 4

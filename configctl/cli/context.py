@@ -17,7 +17,7 @@ from configctl.cli.options import settings
 from configctl.store import ConfigStore
 from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT
 from configctl.zk.configstore import ConfigStore as ZooKeeperStore
-from configctl.zk.connection import ConnectionSettings
+from configctl.zkconnection import ConnectionSettings
 
 
 def quiet_libraries() -> None:

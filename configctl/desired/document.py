@@ -21,7 +21,7 @@ this module gives it meaning:
   are ignored so they can hold YAML anchors that entities merge (``<<: *defaults``).
 * Values are turned into Kafka's stored strings by :func:`configctl.values.normalize_value`
   (a list is comma-joined, ``true`` becomes ``"true"``), then the whole file is validated with
-  :func:`configctl.validation.validate_config`; every problem in the file is reported together.
+  :func:`configctl.handlers.validate.validate_config`; every problem in the file is reported together.
 
 Secrets: a SCRAM key may be given as the stored credential (``salt=...``, what ``export``
 writes) or as ``[iterations=N,]password=SECRET``; a broker password config may be given as the
@@ -39,12 +39,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from configctl import catalogue, secrets, validation, values
+from configctl import catalogue, secrets, values
 from configctl.desired import syntax
 from configctl.desired.syntax import LinedMap
 from configctl.entities import TYPE_ORDER, Entity, EntityType, name_sort_key
 from configctl.errors import InvalidInput, ValidationFailed
 from configctl.files import read_bytes, read_stdin
+from configctl.handlers import validate
 
 CLIENTS_KEY = "clients"
 EXTENSION_PREFIX = "x-"
@@ -310,9 +311,9 @@ def _validate(
                 ).to_config_value()
     if entity.type is EntityType.TOPICS:
         found = [p for key, value in checked.items() for p in _topic_key_problems(key, value, allow_custom)]
-        found += validation.validate_config(entity, checked, changed=(), allow_custom=allow_custom)
+        found += validate.validate_config(entity, checked, changed=(), allow_custom=allow_custom)
     else:
-        found = validation.validate_config(entity, checked, allow_custom=allow_custom)
+        found = validate.validate_config(entity, checked, allow_custom=allow_custom)
     for problem in found:
         line = _problem_line(problem, key_lines)
         problems.append(f"{_where(source, line)}: {shown}: {problem}")
@@ -330,8 +331,8 @@ def _topic_key_problems(key: str, value: str, allow_custom: bool) -> tuple[str, 
     otherwise). Cross-field rules still run per topic, on its whole config.
     """
     alone = {key: value}
-    cross = validation.validate_config(_PROBE_TOPIC, alone, changed=(), allow_custom=allow_custom)
-    every = validation.validate_config(_PROBE_TOPIC, alone, changed=(key,), allow_custom=allow_custom)
+    cross = validate.validate_config(_PROBE_TOPIC, alone, changed=(), allow_custom=allow_custom)
+    every = validate.validate_config(_PROBE_TOPIC, alone, changed=(key,), allow_custom=allow_custom)
     return tuple(p for p in every if p not in cross)
 
 

@@ -42,7 +42,7 @@ from configctl.precedence import BrokerResolution, EffectiveValue, resolve_broke
 from configctl.znodes import is_json_int
 
 if TYPE_CHECKING:
-    from configctl.listener.observed import Asker, Model
+    from configctl.handlers.sidecar import Asker, Model
 
 # The problem kinds a listener publishes (docs/reference/state-and-fleet-nodes.md#problems).
 POISON = "poison"
@@ -438,7 +438,7 @@ class FamilyHandler(ABC):
 
     def check_key(self, entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
         """Append every problem of one key and its value (the schema's checks by default)."""
-        validation.check_schema_key(entity, name, raw, problems)
+        validation.check_schema_key(self, entity, name, raw, problems)
 
     def own_rules(self, config: Mapping[str, str]) -> list[str]:
         """Kafka's rules between keys, on the keys an entity's config sets itself."""

@@ -16,11 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from configctl import agreement, catalogue, crosskey, placement, validation
-from configctl.catalogue import LISTENER_PREFIX
+from configctl import agreement, brokerkeys, catalogue, crosskey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
-from configctl.errors import shown as echo
 from configctl.handlers.base import (
     IGNORED,
     Admission,
@@ -36,7 +34,7 @@ from configctl.handlers.base import (
 from configctl.precedence import EffectiveValue, resolve_topic
 
 if TYPE_CHECKING:
-    from configctl.listener.observed import Asker, Model
+    from configctl.handlers.sidecar import Asker, Model
 
 
 class BrokerHandler(FamilyHandler):
@@ -128,41 +126,9 @@ class BrokerHandler(FamilyHandler):
 
     def check_key(self, entity: Entity, name: str, raw: Any, allow_custom: bool, problems: list[str]) -> None:
         """Kafka's DynamicBrokerConfig.validateConfigs, then the value checks of the (base) key."""
-        at_default = entity.name == DEFAULT
-        listener, base = catalogue.split_listener_prefix(name)
-        prefixed = listener is not None
-        if listener is not None:
-            if listener != listener.lower():
-                fixed = name.replace(
-                    f"{LISTENER_PREFIX}{listener}.", f"{LISTENER_PREFIX}{listener.lower()}.", 1
-                )
-                problems.append(
-                    f"{name}: the listener name in a listener prefix must be lower case ({fixed!r})"
-                )
-            config = name[len(LISTENER_PREFIX) + len(listener) + 1 :]
-            if config != base:
-                mechanism = config[: len(config) - len(base) - 1]
-                if mechanism != mechanism.lower():
-                    problems.append(f"{name}: the SASL mechanism in a listener prefix must be lower case")
-        key = catalogue.lookup(EntityType.BROKERS, name)
-        if key is None and not allow_custom:
-            pool = catalogue.known_names(EntityType.BROKERS)
-            if prefixed:
-                message = f"unknown broker config {echo(name)}"
-                guess = validation.closest(base, pool)
-                if guess is not None:
-                    message += f" (did you mean {name[: len(name) - len(base)] + guess!r}?)"
-            else:
-                message = validation.unknown_key(entity, name, pool)
-            problems.append(message + "; use --allow-custom-config for a plugin's custom key")
-            return
-
-        # Update mode and placement: at most one sentence per key, the most fundamental one.
-        misplaced = placement.problem(name, at_default=at_default)
-        if misplaced is not None:
-            problems.append(misplaced)
-        if key is not None:
-            validation.check_value(EntityType.BROKERS, name, key, raw, problems)
+        brokerkeys.check_key(
+            name, raw, at_default=entity.name == DEFAULT, allow_custom=allow_custom, problems=problems
+        )
 
     # ---------------------------------------------------------------------------- the write path
 

@@ -25,7 +25,7 @@ from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, resolve_quotas, resolve_stored_quotas, stored_quota_paths
 
 if TYPE_CHECKING:
-    from configctl.listener.observed import Asker, Model
+    from configctl.handlers.sidecar import Asker, Model
 
 
 def _levels(entity: Entity) -> tuple[str | None, str | None]:

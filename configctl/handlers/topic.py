@@ -20,7 +20,7 @@ from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, resolve_topic, topic_overrides
 
 if TYPE_CHECKING:
-    from configctl.listener.observed import Asker, Model
+    from configctl.handlers.sidecar import Asker, Model
 
 _PREFIX_LENGTH = len("topics/")
 

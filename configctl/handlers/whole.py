@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from configctl.entities import Entity, EntityType
 from configctl.handlers.base import POISON, Admission, Problem, handler_for
-from configctl.validation import validate_config
+from configctl.handlers.validate import validate_config
 
 _MEMO_LIMIT = 10_000
 """Distinct (type, key, value) checks remembered; a fleet's 100,000 topics share a few hundred."""

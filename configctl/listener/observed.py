@@ -32,17 +32,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from configctl import agreement
 from configctl.adminapi.errors import KafkaUnavailable
-from configctl.adminapi.reported import ReportedConfig
 from configctl.entities import DEFAULT, Entity
 from configctl.errors import ConfigctlError, one_line, printable
 from configctl.handlers.base import MISMATCH, UNREACHABLE, Problem, handler_for
-from configctl.precedence import EffectiveValue
+from configctl.handlers.sidecar import Asker, Model
+from configctl.reported import ReportedConfig
 from configctl.zk.retry import Backoff
 
 log = logging.getLogger("configctl.listener")
@@ -62,32 +62,6 @@ BACKOFF_START_S, BACKOFF_MAX_S = 0.2, 5.0
 ADMIN_TIMEOUT_S = 5.0
 MAX_MISMATCHES = 1_000
 """At most this many mismatches are kept (the newest), as the listener's other problems."""
-
-
-class Asker(Protocol):
-    """What the observer asks the broker (:class:`configctl.adminapi.client.KafkaAdmin`)."""
-
-    def describe_broker(
-        self, broker_id: int, keys: Iterable[str] | None = None
-    ) -> dict[str, ReportedConfig]: ...
-
-    def describe_topic(self, topic: str, keys: Iterable[str] | None = None) -> dict[str, ReportedConfig]: ...
-
-    def client_quotas(self, entity: Entity) -> dict[str, str]: ...
-
-    def scram_credentials(self, user: str) -> dict[str, int]: ...
-
-    def close(self) -> None: ...
-
-
-class Model(Protocol):
-    """What configctl computes (:class:`configctl.listener.manager.DynamicConfigManager`)."""
-
-    def broker_config(self) -> Mapping[str, EffectiveValue]: ...
-
-    def effective(self, entity: Entity) -> dict[str, EffectiveValue]: ...
-
-    def entity_config(self, entity: Entity) -> dict[str, str]: ...
 
 
 def compare(

@@ -26,10 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from configctl import catalogue, fleet, impact, validation, writer
+from configctl import catalogue, fleet, impact, writer
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
+from configctl.handlers import validate
 from configctl.rollout import record as rec
 from configctl.rollout import steps
 from configctl.rollout.record import CanaryPlan, EntitiesMoved, Options, Planned, Record, TakenOver
@@ -94,7 +95,7 @@ def prepare(
         )
     default_before = configs[0]
     default_target = apply_change(default_before, change, what=DEFAULT_BROKERS.display)
-    validation.check(DEFAULT_BROKERS, default_target, changed=list(change.add), allow_custom=allow_custom)
+    validate.check(DEFAULT_BROKERS, default_target, changed=list(change.add), allow_custom=allow_custom)
     changes = tuple(diff(default_before, default_target))
     if not changes:
         return None
@@ -113,7 +114,7 @@ def prepare(
     canary_writes = []
     for entity_b, config, stored in zip(canaries, configs[1:], found[1:], strict=True):
         target = {**config, **add}
-        validation.check(entity_b, target, changed=list(add), allow_custom=allow_custom)
+        validate.check(entity_b, target, changed=list(add), allow_custom=allow_custom)
         planned.append(Planned(entity_b, 1, target, stored.version))
         canary_writes.append(impact.Write(entity_b, config, target))
     writer.check_kafka_rules(store, [DEFAULT_BROKERS, *canaries], allow_running_brokers=allow_running_brokers)

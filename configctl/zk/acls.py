@@ -18,7 +18,7 @@ from typing import Any
 from kazoo.security import ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, Id, Permissions, make_digest_acl
 
 from configctl.entities import CONFIG_ROOT, EntityType
-from configctl.zk.connection import ConnectionSettings
+from configctl.zkconnection import ConnectionSettings
 from configctl.znodes import HistoryZNodes, RolloutZNode
 
 _SENSITIVE_TYPES = (EntityType.USERS, EntityType.BROKERS)

@@ -30,7 +30,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError, SessionClosedRequireSaslError
 
 from configctl.errors import ConfigctlError, PermissionDenied, ZooKeeperUnavailable, one_line
-from configctl.zk.connection import SASL_PASSWORD_HINT, ConnectionSettings
+from configctl.zkconnection import SASL_PASSWORD_HINT, ConnectionSettings
 
 KEPT_RECORDS = 200
 

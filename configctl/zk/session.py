@@ -36,8 +36,8 @@ from kazoo.recipe.watchers import DataWatch
 from configctl.errors import InvalidInput, NotFound, PermissionDenied, one_line
 from configctl.zk import diagnose, multiread, retry
 from configctl.zk.acls import AclPolicy
-from configctl.zk.connection import ConnectionSettings
 from configctl.zk.errors import LOST, translate_errors, translated
+from configctl.zkconnection import ConnectionSettings
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import PartiallyWritten
 from configctl.secrets import verify_scram_password
 from configctl.zk.configstore import MAX_MULTI_OPS, OPS_PER_CHANGE, Change, ConfigStore, batches
-from configctl.zk.connection import ConnectionSettings
+from configctl.zkconnection import ConnectionSettings
 from configctl.znodes import encode_entity_config
 
 CLUSTER = """\

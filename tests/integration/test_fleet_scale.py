@@ -103,7 +103,7 @@ def test_without_a_lease_every_listener_purges_as_kafka_does(store, fleet_of, mo
 def test_a_holder_that_may_not_delete_gives_the_lease_up(zk_connect, fleet_of, monkeypatch):
     """Kafka's ACL layout: /config/changes is the admin's. An anonymous listener that took the
     lease first must not keep the fleet from purging: it lets the admin-authenticated one purge."""
-    from configctl.zk.connection import ConnectionSettings
+    from configctl.zkconnection import ConnectionSettings
 
     monkeypatch.setattr(purge, "LEASE_CHECK_S", 0.5)
     with ConfigStore.connect(ConnectionSettings.of(zk_connect, auth="digest:admin:s3cret")) as admin:

@@ -29,7 +29,7 @@ from configctl.errors import ConfigctlError
 from configctl.listener import ConfigListener
 from configctl.writer import alter, prepare_change
 from configctl.zk.configstore import ConfigStore
-from configctl.zk.connection import ConnectionSettings
+from configctl.zkconnection import ConnectionSettings
 
 CONVERGENCE_S = 5.0
 STATIC = {"log.retention.hours": "72", "num.io.threads": "16"}

@@ -23,7 +23,7 @@ from configctl import fleet
 from configctl.errors import PermissionDenied
 from configctl.listener import ConfigListener
 from configctl.zk.configstore import ConfigStore
-from configctl.zk.connection import ConnectionSettings
+from configctl.zkconnection import ConnectionSettings
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, FleetRecordZNode
 
 ADMIN = "digest:admin:s3cret"

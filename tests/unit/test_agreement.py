@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from configctl import agreement, secrets
-from configctl.adminapi.reported import ReportedConfig
 from configctl.precedence import EffectiveValue
+from configctl.reported import ReportedConfig
 
 pytestmark = pytest.mark.unit
 

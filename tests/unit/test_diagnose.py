@@ -9,7 +9,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from configctl.zk import diagnose
-from configctl.zk.connection import ConnectionSettings, Tls
+from configctl.zkconnection import ConnectionSettings, Tls
 
 pytestmark = pytest.mark.unit
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from configctl import validation
 from configctl.entities import Entity, EntityType
+from configctl.handlers import validate
 
 pytestmark = pytest.mark.unit
 
@@ -28,7 +29,7 @@ def problems(etype: EntityType, name: str, raw: str, *, shortcut: bool) -> list[
     if not shortcut:
         validation._passes = lambda simple, value: False
     try:
-        return validation.validate_config(_ENTITIES[etype], {name: raw})
+        return validate.validate_config(_ENTITIES[etype], {name: raw})
     finally:
         validation._passes = saved
 

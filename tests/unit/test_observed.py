@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from configctl.adminapi.errors import BrokerRefused, KafkaUnavailable
-from configctl.adminapi.reported import ReportedConfig
 from configctl.entities import Entity
 from configctl.errors import PermissionDenied
 from configctl.handlers.base import Problem
 from configctl.listener import observed
 from configctl.listener.observed import GIVE_UP_S, MISMATCH, SETTLE_S, UNREACHABLE, Observer, compare
 from configctl.precedence import EffectiveValue
+from configctl.reported import ReportedConfig
 
 pytestmark = pytest.mark.unit
 

@@ -42,6 +42,7 @@ from configctl.changes import ConfigChange
 from configctl.effective import view_from
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
+from configctl.handlers import validate
 from configctl.handlers.base import (
     POISON,
     Admission,
@@ -226,8 +227,8 @@ def test_the_type_is_an_entity_type_like_the_five(groups):
 
 def test_validation_checks_its_keys_against_its_schema(groups):
     payments = group(groups, "payments")
-    assert validation.validate_config(payments, {SESSION: "30000", RESET: "earliest"}) == []
-    assert validation.validate_config(
+    assert validate.validate_config(payments, {SESSION: "30000", RESET: "earliest"}) == []
+    assert validate.validate_config(
         payments, {SESSION: "0", RESET: "first", "consumer.session.timeout": "1"}
     ) == [
         f"{SESSION}: 0 is less than the minimum 1",
@@ -238,11 +239,11 @@ def test_validation_checks_its_keys_against_its_schema(groups):
 
 def test_validation_applies_the_familys_own_rule_between_keys(groups):
     payments = group(groups, "payments")
-    assert validation.validate_config(payments, {SESSION: "6000", HEARTBEAT: "6000"}) == [
+    assert validate.validate_config(payments, {SESSION: "6000", HEARTBEAT: "6000"}) == [
         f"{HEARTBEAT} (6000) must be less than {SESSION} (6000)"
     ]
     # the per-key checks are limited to the keys being written, the rule between keys is not
-    assert validation.validate_config(payments, {SESSION: "6000", HEARTBEAT: "7000"}, changed=[SESSION]) == [
+    assert validate.validate_config(payments, {SESSION: "6000", HEARTBEAT: "7000"}, changed=[SESSION]) == [
         f"{HEARTBEAT} (7000) must be less than {SESSION} (6000)"
     ]
 

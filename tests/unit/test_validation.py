@@ -17,7 +17,8 @@ from configctl import catalogue
 from configctl.catalogue import ConfigKey
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
-from configctl.validation import check, closest, coerce, validate_config
+from configctl.handlers.validate import check, validate_config
+from configctl.validation import closest, coerce
 from configctl.values import normalize_value
 
 pytestmark = pytest.mark.unit
