@@ -82,6 +82,7 @@ unit: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check configctl tests benchmarks scripts examples
 	$(BIN)/ruff format --check configctl tests benchmarks scripts examples
+	$(BIN)/mypy
 
 bench: $(STAMP) $(KAFKA_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash benchmarks/run_all.sh

@@ -15,7 +15,7 @@ cron runs do not interleave. Files are owner-only: a record holds the config as 
 (broker passwords encrypted, SCRAM credentials as salted hashes, as in ZooKeeper itself).
 
 Reading: with the ``history-archive`` setting (``--history-archive DIR``, ``CONFIGCTL_HISTORY_ARCHIVE``
-or a profile), the store every command opens is wrapped in :class:`ArchivedHistory`
+or a profile), the store every command opens takes its history role from :class:`ArchivedHistory`
 (:func:`configctl.cli.context.new_store`), so every reader of history (``history``, ``--at``,
 ``blame``, ``diff``, the console) gets ZooKeeper's records and these as one history, through the
 one door, and none of them knows there is an archive.
@@ -27,14 +27,16 @@ import contextlib
 import fcntl
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.files import read_text
+from configctl.store import Change, History
 from configctl.znodes import HistoryRecord, HistoryZNodes
 
 _SUFFIX = ".jsonl"
@@ -187,44 +189,30 @@ def _replace(path: Path, lines: Iterable[str]) -> None:
 
 
 class ArchivedHistory:
-    """A :class:`configctl.store.ConfigStore` whose history is ZooKeeper's and the archive's in
-    ``directory`` as one (:func:`merged`); everything else is the wrapped store's (``inner``)."""
+    """The history role (:class:`configctl.store.History`) as ZooKeeper's records and the archive's
+    in ``directory`` as one (:func:`merged`); ``inner`` keeps the records and takes new ones."""
 
-    def __init__(self, inner: Any, directory: Path) -> None:
+    def __init__(self, inner: History, directory: Path) -> None:
         self.inner = inner
-        self.history_archive = directory
+        self.history_archive: Path | None = directory
         """Named in a horizon error: the history that does not reach back is ZooKeeper's and this."""
+        self.directory = directory
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    def history(self, entity: Entity) -> list[HistoryRecord]:
+        return merged(self.inner.history(entity), read(self.directory, entity.path))
 
-    def history(self, entity: Any) -> list[HistoryRecord]:
-        return merged(self.inner.history(entity), read(self.history_archive, entity.path))
-
-    def histories(self, entities: Iterable[Any]) -> dict[str, list[HistoryRecord]]:
+    def histories(self, entities: Sequence[Entity]) -> dict[str, list[HistoryRecord]]:
         wanted = list(entities)
         found = self.inner.histories(wanted)
-        return {e.path: merged(found.get(e.path, []), read(self.history_archive, e.path)) for e in wanted}
+        return {e.path: merged(found.get(e.path, []), read(self.directory, e.path)) for e in wanted}
 
-    def history_entities(self) -> list[Any]:
+    def history_entities(self) -> list[Entity]:
         """ZooKeeper's entities with history, and those only the archive still knows (deleted long ago)."""
-        from configctl.entities import Entity
-
         found = {e.path: e for e in self.inner.history_entities()}
-        for path in entity_paths(self.history_archive):
+        for path in entity_paths(self.directory):
             with contextlib.suppress(InvalidInput):
                 found.setdefault(path, Entity.from_path(path))
         return list(found.values())
 
-    def open(self) -> ArchivedHistory:
-        self.inner.open()
-        return self
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> ArchivedHistory:
-        return self.open()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
+        self.inner.record_history(change, version, reason=reason)

@@ -1,6 +1,7 @@
 """``configctl snapshot``: what every broker of a running cluster reports, as snapshot lines.
 
-No sidecar needed: each broker is asked through the Admin API (:mod:`configctl.adminapi`) for its
+No sidecar needed: each broker is asked through the Admin API (a :class:`Reporter`, which
+:class:`configctl.adminapi.client.KafkaAdmin` is; the command hands it in) for its
 own configs (every key, with the source it reports), every topic's overrides, and every quota and
 IP entity, and its answer is written as snapshot lines (:mod:`configctl.snapshot`, docs/reference/snapshots.md), one file per
 broker, so ``configctl audit`` reports drift on a fleet that runs no configctl listener.
@@ -15,13 +16,31 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from configctl import snapshot
-from configctl.adminapi.client import KafkaAdmin
+from configctl.entities import Entity
 from configctl.errors import EnvironmentProblem
 from configctl.files import write_atomically
+from configctl.reported import ReportedConfig
 from configctl.sources import DYNAMIC_TOPIC_CONFIG
+
+
+class Reporter(Protocol):
+    """What the snapshot asks of the cluster: its brokers and topics, and what each broker reports."""
+
+    def broker_ids(self) -> list[int]: ...
+
+    def topic_names(self) -> list[str]: ...
+
+    def describe_broker(self, broker_id: int) -> dict[str, ReportedConfig]: ...
+
+    def describe_topics(
+        self, topics: list[str], *, node_id: int | None = None
+    ) -> dict[str, dict[str, ReportedConfig]]: ...
+
+    def all_client_quotas(self, *, node_id: int | None = None) -> dict[Entity, dict[str, str]]: ...
+
 
 UNKNOWN_CHANGE = 0
 """The change number of a line read from a broker: Kafka does not say which change it processed."""
@@ -54,7 +73,7 @@ class FleetSnapshot:
         }
 
 
-def broker_lines(admin: KafkaAdmin, broker_id: int, topics: list[str], captured_at_ms: int) -> list[str]:
+def broker_lines(admin: Reporter, broker_id: int, topics: list[str], captured_at_ms: int) -> list[str]:
     """Broker ``broker_id``'s answer as snapshot lines: its own keys, topic overrides, quotas."""
     head = snapshot.head(broker_id, UNKNOWN_CHANGE)
     tail = snapshot.tail(captured_at_ms)
@@ -72,7 +91,7 @@ def broker_lines(admin: KafkaAdmin, broker_id: int, topics: list[str], captured_
     return lines
 
 
-def capture(admin: KafkaAdmin, out: Path, now_ms: int | None = None) -> FleetSnapshot:
+def capture(admin: Reporter, out: Path, now_ms: int | None = None) -> FleetSnapshot:
     """Ask every live broker and write ``out/broker-<id>.jsonl`` for each (atomically replaced)."""
     captured_at_ms = int(time.time() * 1000) if now_ms is None else now_ms
     try:

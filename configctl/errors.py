@@ -50,8 +50,18 @@ class ZooKeeperUnavailable(ConfigctlError):
     exit_code = 3
 
 
+class KafkaUnavailable(ConfigctlError):
+    """No Kafka broker answered (or the one asked is gone) before the Admin API request completed."""
+
+    exit_code = 3
+
+
+class BrokerRefused(InvalidInput):
+    """A Kafka broker refused the request and said why; nothing was changed by it."""
+
+
 class PermissionDenied(ConfigctlError):
-    """ZooKeeper refused the operation (ACL or authentication)."""
+    """ZooKeeper (or a Kafka broker) refused the operation: ACL, authentication, authorization."""
 
     exit_code = 4
 
@@ -148,8 +158,8 @@ EXIT_CODES = {
     0: "success (plan: no changes; --wait: every known broker applied it)",
     1: "invalid input: bad entity, key, value or file; nothing was written",
     2: "command-line usage error (click); plan: there are changes; audit --fail-on-drift: drift found",
-    3: "ZooKeeper unreachable or session lost; nothing was written",
-    4: "permission denied by ZooKeeper ACLs or authentication; nothing was written",
+    3: "ZooKeeper (or, through the Admin API, every Kafka broker) unreachable or session lost; nothing was written",
+    4: "permission denied by ZooKeeper ACLs or authentication, or a broker's authorizer; nothing was written",
     5: "conflict: version check failed, retries exhausted, or state moved since the plan; nothing was written",
     6: "not found; nothing was written",
     7: "environment problem: Java missing, port busy, ZooKeeper jars not found; nothing was written",

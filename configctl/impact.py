@@ -26,7 +26,7 @@ from configctl.effective import view_from
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, ValidationFailed
 from configctl.handlers import BROKER, BrokerView, handler_for
-from configctl.zk.configstore import ConfigStore
+from configctl.store import ConfigStore
 
 REFERENCE_BROKER = -1
 """The broker id of the view used when no listener has published its server.properties."""

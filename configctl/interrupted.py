@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from configctl import retrying
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError, PartiallyWritten, ZooKeeperUnavailable, one_line
 from configctl.store import Change, ConfigStore
-from configctl.zk import retry
 
 RETRY_PAUSE = 0.25
-"""The pause between re-reads while ZooKeeper is away (a constant :class:`~configctl.zk.retry.Backoff`)."""
+"""The pause between re-reads while ZooKeeper is away (a constant :class:`~configctl.retrying.Backoff`)."""
 NAMED = 3
 """Entities named per list in the one-line message (``--output json`` has them all)."""
 
@@ -55,7 +55,7 @@ def resolve(store: ConfigStore, sent: Sequence[Change]) -> tuple[list[Change], l
     if not sent:
         return [], [], []
     deadline = time.monotonic() + store.timeout
-    pauses = retry.Backoff(RETRY_PAUSE, RETRY_PAUSE)
+    pauses = retrying.Backoff(RETRY_PAUSE, RETRY_PAUSE)
     while True:  # re-read until ZooKeeper answers, within the store's timeout
         try:
             landed, missed = store.landed(sent)

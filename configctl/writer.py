@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from configctl import guards, impact, interrupted, secrets
+from configctl import guards, impact, interrupted, retrying, secrets
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
@@ -26,7 +26,6 @@ from configctl.store import (
     VersionConflict,
     version_after,
 )
-from configctl.zk import retry
 
 PASSWORD_ENCODER_PREFIX = "password.encoder."
 SECRET_ENV = "CONFIGCTL_PASSWORD_ENCODER_SECRET"
@@ -127,12 +126,12 @@ def alter(
     dry_run: bool = False,
     allow_custom: bool = False,
     reason: str = "",
-    max_attempts: int = retry.CONFLICT_ATTEMPTS,
+    max_attempts: int = retrying.CONFLICT_ATTEMPTS,
     allow_running_brokers: bool = False,
 ) -> AlterResult:
     """Apply ``change`` to the entity's current config and commit it atomically.
 
-    Retries on a version conflict (the conflict policy of :mod:`configctl.zk.retry`); with
+    Retries on a version conflict (the conflict policy of :mod:`configctl.retrying`); with
     ``if_version`` a conflict is reported instead, because the caller asked for exactly that
     version. A connection lost after the transaction was sent is resolved by re-reading: the
     result then says what landed, or :class:`~configctl.interrupted.WriteInterrupted` says it is unknown.
@@ -175,7 +174,7 @@ def alter(
                 raise Conflict(
                     f"{entity.display} changed while writing (--if-version {if_version}); nothing written"
                 ) from None
-            raise retry.RetryNow() from None
+            raise retrying.RetryNow() from None
         except CommitInterrupted as exc:
             # raises unless the write is known to have landed
             interrupted.settle(store, [write], [], exc.unknown, exc.error)
@@ -183,8 +182,8 @@ def alter(
         return AlterResult(entity, before, after, changes, committed, attempts)
 
     try:
-        return retry.conflict_retry(max_attempts)(attempt)
-    except retry.RetriesExhausted:
+        return retrying.conflict_retry(max_attempts)(attempt)
+    except retrying.RetriesExhausted:
         raise Conflict(
             f"{entity.display} kept changing under {max_attempts} attempts; nothing written"
         ) from None

@@ -25,7 +25,7 @@ from kafka.protocol.admin import (
 )
 
 from configctl.adminapi.connection import client_options
-from configctl.adminapi.errors import KafkaUnavailable, refusal, translate_errors
+from configctl.adminapi.errors import refusal, translate_errors
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.reported import ReportedConfig, ReportedSynonym, quota_text
@@ -157,7 +157,7 @@ class KafkaAdmin:
 
         A per-broker change is sent to that broker, which validates and applies it (its own
         reconfiguration step decides); the default goes to ``via`` or any broker. A refusal
-        raises :class:`~configctl.adminapi.errors.BrokerRefused` with the broker's own reason.
+        raises :class:`~configctl.errors.BrokerRefused` with the broker's own reason.
         """
         name = "" if broker_id is None else str(broker_id)
         entries = [(key, _SET, value) for key, value in set_keys.items()]
@@ -282,4 +282,4 @@ def same_address(reported: str | None, name: str) -> bool:
         return reported == name
 
 
-__all__ = ["KafkaAdmin", "KafkaUnavailable"]
+__all__ = ["KafkaAdmin"]

@@ -1,8 +1,9 @@
 """The Kafka client's exceptions become configctl's errors here, at the I/O edge, and nowhere else.
 
-The Kafka client is imported when an error is first translated, not with this module: every
-listener imports :class:`KafkaUnavailable` (the sidecar's observer names it), and a listener that
-is no sidecar should not carry the Kafka client's 60-odd modules (about 8 MB) for that.
+The Kafka client is imported when an error is first translated, not with this module: a
+listener that is no sidecar should not carry the Kafka client's 60-odd modules (about 8 MB).
+What they become (:class:`~configctl.errors.KafkaUnavailable`,
+:class:`~configctl.errors.BrokerRefused`, ...) is in the one error table, :mod:`configctl.errors`.
 """
 
 from __future__ import annotations
@@ -12,17 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from configctl.errors import ConfigctlError, InvalidInput, PermissionDenied
-
-
-class KafkaUnavailable(ConfigctlError):
-    """No broker answered (or the one asked is gone) before the request completed."""
-
-    exit_code = 3
-
-
-class BrokerRefused(InvalidInput):
-    """The broker refused the request and said why; nothing was changed by it."""
+from configctl.errors import BrokerRefused, KafkaUnavailable, PermissionDenied
 
 
 @cache

@@ -3,8 +3,8 @@
 Kafka refuses a ZooKeeper write of a running broker's config (``kafka-configs.sh --zookeeper``)
 because the broker must validate it, and may veto it in its own reconfiguration step (a thread
 count more than doubled, a keystore that does not load). With ``--bootstrap-server``, configctl
-opens this store instead of the plain ZooKeeper one (:func:`configctl.cli.context.open_store`,
-the one place the choice is made): ``brokers/<id>`` of a running broker, and ``brokers/<default>``
+composes its store with these writes (:func:`configctl.cli.context.new_store`, the one place the
+choice is made): ``brokers/<id>`` of a running broker, and ``brokers/<default>``
 while any broker runs, are written with IncrementalAlterConfigs, after configctl's own
 validation; everything else (and every read) goes to ZooKeeper as before. The broker writes the
 config node and its change notification itself; this store then records the write in configctl's
@@ -24,33 +24,32 @@ import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from configctl import catalogue, secrets
 from configctl.adminapi.client import KafkaAdmin
 from configctl.entities import EntityType
 from configctl.errors import InvalidInput
-from configctl.store import Capabilities, Change, Committed, NodeOp, Stored, VersionConflict
+from configctl.store import Capabilities, Change, Committed, ConfigStore, NodeOp, Stored, VersionConflict
 
 NOTIFICATION_WAIT = 10.0
 """How long to wait for the broker's change notification to appear after a write it accepted."""
 
 
 class BrokersThroughAdmin:
-    """A :class:`configctl.store.ConfigStore` that sends running brokers' configs through the Admin API.
+    """The writes role (:class:`configctl.store.ConfigWrites`) with running brokers' configs sent
+    through the Admin API.
 
-    Everything not overridden here is the ZooKeeper store's (``inner``): reads, history, the
-    fleet's state, rollout records.
+    Everything else goes to ``inner``, the ZooKeeper store: other writes, the reads this path
+    needs (what runs, the version just before the request, the broker's notification) and the
+    history record of each broker write. The choice point composes it with ``inner``
+    (:class:`configctl.store.Store`), which keeps every other role.
     """
 
-    def __init__(self, inner: Any, bootstrap: str, command_config: Path | None = None) -> None:
+    def __init__(self, inner: ConfigStore, bootstrap: str, command_config: Path | None = None) -> None:
         self.inner = inner
         self.bootstrap = bootstrap
         self.command_config = command_config
         self._admin: KafkaAdmin | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     @property
     def admin(self) -> KafkaAdmin:
@@ -61,35 +60,18 @@ class BrokersThroughAdmin:
 
     @property
     def kind(self) -> str:
+        """The whole store's name as the operator knows it."""
         return f"{self.inner.kind} + Kafka Admin API ({self.bootstrap})"
 
     @property
     def capabilities(self) -> Capabilities:
         return dataclasses.replace(self.inner.capabilities, extra_nodes=False, brokers_validate=True)
 
-    def open(self) -> BrokersThroughAdmin:
-        self.inner.open()
-        return self
-
-    @property
-    def rollouts(self) -> Any:
-        """Rollout records as ZooKeeper keeps them, written through this store (its broker path)."""
-        from configctl.zk.rollouts import Rollouts
-
-        return Rollouts(self)
-
     def close(self) -> None:
-        try:
-            if self._admin is not None:
-                self._admin.close()
-        finally:
-            self.inner.close()
-
-    def __enter__(self) -> BrokersThroughAdmin:
-        return self.open()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        """Close the Admin API client (``inner`` is closed by whoever composed the store)."""
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -111,6 +93,9 @@ class BrokersThroughAdmin:
             yield from self.inner.commit_batches(direct, reason=reason, in_flight=in_flight)
         for change in through:
             yield [self._through_broker(change, reason, via)]
+
+    def landed(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]:
+        return self.inner.landed(changes)
 
     def validate(self, changes: Sequence[Change]) -> None:
         """Ask each broker that would take one of ``changes`` to validate it, applying nothing."""

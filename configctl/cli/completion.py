@@ -169,10 +169,3 @@ def _stored_names(ctx: click.Context, etype: EntityType, user: str | None) -> li
     quiet_libraries()
     with new_store(ctx, timeout=NAME_TIMEOUT) as store:
         return store.entity_names(etype, user=user)
-
-
-def complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """``--profile``: the profiles of the profile file."""
-    from configctl.profiles import config_file, profile_names
-
-    return _items(profile_names(config_file()), incomplete)

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 import click
 
 from configctl.cli.options import settings
-from configctl.store import ConfigStore
+from configctl.store import ConfigStore, History, Store
 from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT
-from configctl.zk.configstore import ConfigStore as ZooKeeperStore
+from configctl.zk.configstore import ZooKeeperStore
 from configctl.zkconnection import ConnectionSettings
 
 
@@ -46,26 +46,40 @@ def new_store(
 
     Like an HTTP client picking its transport, this looks at the settings once and returns one
     :class:`~configctl.store.ConfigStore`; no command and no feature branches on which it is.
-    It is ZooKeeper's (:class:`configctl.zk.configstore.ConfigStore`), wrapped with
-    ``--bootstrap-server`` in :class:`configctl.adminapi.store.BrokersThroughAdmin`, which sends
-    running brokers' configs through the brokers' Admin API, and with ``--history-archive`` in
-    :class:`configctl.archive.ArchivedHistory`, which reads the history archive beside ZooKeeper's records.
+    Every role is ZooKeeper's (:class:`configctl.zk.configstore.ZooKeeperStore`), composed
+    explicitly (:class:`configctl.store.Store`): with ``--bootstrap-server`` the writes are
+    :class:`configctl.adminapi.store.BrokersThroughAdmin`'s, which sends running brokers' configs
+    through the brokers' Admin API (and rollout records are written through it), and with
+    ``--history-archive`` the history is :class:`configctl.archive.ArchivedHistory`'s, which reads
+    the history archive beside ZooKeeper's records.
     ``timeout`` overrides the settings' (shell completion must not hang).
     """
     chosen = settings(ctx)
-    connection = chosen.connection(timeout=timeout)
-    store: ConfigStore = ZooKeeperStore.connect(connection, identity=identity, history_limit=history_limit)
+    zookeeper = ZooKeeperStore.connect(
+        chosen.connection(timeout=timeout), identity=identity, history_limit=history_limit
+    )
+    history: History | None = None
     if chosen.history_archive is not None:
         # Every reader of history gets ZooKeeper's records and the archive's as one.
         from configctl.archive import ArchivedHistory
 
-        store = ArchivedHistory(store, chosen.history_archive)  # type: ignore[assignment]
-    if chosen.bootstrap_server is not None:
-        # Running brokers' configs go through the brokers (they validate them); the rest as before.
-        from configctl.adminapi.store import BrokersThroughAdmin
+        history = ArchivedHistory(zookeeper, chosen.history_archive)
+    if chosen.bootstrap_server is None:
+        return Store(zookeeper, history=history)
+    # Running brokers' configs go through the brokers (they validate them); the rest as before.
+    from configctl.adminapi.store import BrokersThroughAdmin
 
-        store = BrokersThroughAdmin(store, chosen.bootstrap_server, chosen.command_config)  # type: ignore[assignment]
-    return store
+    through = BrokersThroughAdmin(
+        Store(zookeeper, history=history), chosen.bootstrap_server, chosen.command_config
+    )
+    return Store(
+        zookeeper,
+        writes=through,
+        history=history,
+        rollouts=zookeeper.rollouts_through,
+        kind=through.kind,
+        closing=[through.close],
+    )
 
 
 def passwords_in_clear(ctx: click.Context | None = None) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 from click.core import ParameterSource
+from click.shell_completion import CompletionItem
 
 from configctl.settings import (
     BY_NAME,
@@ -57,14 +58,12 @@ def _option(*decls: str, **attrs: Any) -> Callable[[Callable[..., Any]], Callabl
     return click.option(*decls, callback=_remember, expose_value=False, is_eager=True, **attrs)
 
 
-def _completion() -> Any:
-    from configctl.cli import completion
+def _complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """``--profile``: the profiles of the profile file (the other completions, which may ask the
+    store, are :mod:`configctl.cli.completion`'s)."""
+    from configctl.profiles import config_file, profile_names
 
-    return completion
-
-
-def _complete_profile(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    return _completion().complete_profile(ctx, param, incomplete)
+    return [CompletionItem(name) for name in profile_names(config_file()) if name.startswith(incomplete)]
 
 
 def _options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:

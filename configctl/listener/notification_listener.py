@@ -5,7 +5,7 @@ What a change *means* is the handler's (:mod:`configctl.listener.manager`, Kafka
 watch and the notification reads (:class:`~configctl.zk.watchers.NotificationWatch`), the
 session's state (:class:`~configctl.zk.watchers.SessionWatch`), expiry
 (:class:`~configctl.zk.purge.NotificationPurge`), the delays between failed steps
-(:class:`~configctl.zk.retry.Backoff`). This module is the order they run in, with Kafka's gaps
+(:class:`~configctl.retrying.Backoff`). This module is the order they run in, with Kafka's gaps
 closed:
 
 * **Start and every new session**: list the notifications (their highest number ``N0``), then ask
@@ -60,7 +60,7 @@ from typing import Any, Protocol
 from configctl.entities import CONFIG_ROOT
 from configctl.errors import ConfigctlError, InvalidInput, ZooKeeperUnavailable, one_line, printable
 from configctl.listener.manager import RawNotification
-from configctl.zk import retry
+from configctl.retrying import Backoff
 from configctl.zk.purge import NotificationPurge
 from configctl.zk.session import ZkSession
 from configctl.zk.watchers import NotificationWatch, SessionWatch
@@ -280,7 +280,7 @@ class SequentialNotificationListener:
     # ------------------------------------------------------------------------------ worker
 
     def _run(self) -> None:
-        backoff = retry.Backoff(_BACKOFF_START, _BACKOFF_MAX)
+        backoff = Backoff(_BACKOFF_START, _BACKOFF_MAX)
         failures = 0
         warned: set[str] = set()  # error kinds already logged at WARNING in this run of failures
         while True:

@@ -12,7 +12,7 @@ the entities the change touched, and compares through :mod:`configctl.agreement`
   and for a user its SCRAM mechanisms and iteration counts (never a secret).
 
 A ZooKeeper-mode broker applies a change asynchronously (within a second or so), so a difference
-is re-checked with backoff (:class:`configctl.zk.retry.Backoff`) and reported as a ``mismatch``
+is re-checked with backoff (:class:`configctl.retrying.Backoff`) and reported as a ``mismatch``
 problem only once it outlasts :data:`SETTLE_S`; it disappears when the broker agrees. A newer
 change to the entity supersedes the check (its keys join the new one's). After
 :data:`GIVE_UP_S` without agreement it is asked only every :data:`SLOW_RECHECK_S` (a broker
@@ -37,13 +37,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from configctl import agreement
-from configctl.adminapi.errors import KafkaUnavailable
 from configctl.entities import DEFAULT, Entity
-from configctl.errors import ConfigctlError, one_line, printable
+from configctl.errors import ConfigctlError, KafkaUnavailable, one_line, printable
 from configctl.handlers.base import MISMATCH, UNREACHABLE, Problem, handler_for
 from configctl.handlers.sidecar import Asker, Model
 from configctl.reported import ReportedConfig
-from configctl.zk.retry import Backoff
+from configctl.retrying import Backoff
 
 log = logging.getLogger("configctl.listener")
 

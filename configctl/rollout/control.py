@@ -19,17 +19,17 @@ its undo records hold is restored, and the report names what could not be read o
 
 from __future__ import annotations
 
+from configctl import retrying
 from configctl.errors import Conflict, one_line
 from configctl.rollout import canary, steps, waves
 from configctl.rollout import record as rec
 from configctl.rollout.record import EntitiesMoved, TakenOver
 from configctl.rollout.steps import Observer, Report, Run
 from configctl.store import ConfigStore
-from configctl.zk import retry
 
 ABORT_ATTEMPTS = 5
 """A rollout still running moves its record now and then; an abort re-reads it this many times
-(:func:`configctl.zk.retry.conflict_retry`)."""
+(:func:`configctl.retrying.conflict_retry`)."""
 
 
 def abort(
@@ -46,8 +46,10 @@ def abort(
     moved since the rollout wrote it (nothing restored then, unless ``force``).
     """
     try:
-        return retry.conflict_retry(ABORT_ATTEMPTS)(_abort_once, store, rollout_id, force, reason, observer)
-    except retry.RetriesExhausted:
+        return retrying.conflict_retry(ABORT_ATTEMPTS)(
+            _abort_once, store, rollout_id, force, reason, observer
+        )
+    except retrying.RetriesExhausted:
         raise Conflict(
             f"rollout {rollout_id} kept changing while aborting it; try again (configctl rollout show {rollout_id})"
         ) from None
@@ -85,7 +87,7 @@ def _abort_once(
             force=force,
         )
     except TakenOver:
-        raise retry.RetryNow() from None
+        raise retrying.RetryNow() from None
     except EntitiesMoved as exc:
         stuck = f"{exc}; nothing was restored; check them, then abort with --force to restore anyway"
         active.release(f"abort stopped: {stuck}", {"state": rec.STOPPED, "failure": stuck})

@@ -34,7 +34,7 @@ from typing import Any
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, one_line
 from configctl.rollout.parsing import MAX_DURATION_SECONDS, MAX_WAVES
-from configctl.store import version_after
+from configctl.store.vocabulary import version_after
 from configctl.znodes import RolloutZNode, is_json_int
 
 FORMAT = "configctl-rollout/1"

@@ -23,7 +23,7 @@ A purger that may not create the lease (ACLs on ``/configctl``) purges without o
 
 Purging is best effort: a purger that may not delete notifications (Kafka's ACLs, no
 credentials) logs it once and tries again after :data:`PURGE_RETRY_S` (a
-:class:`configctl.zk.retry.Backoff` of constant delay); it never holds up its caller.
+:class:`configctl.retrying.Backoff` of constant delay); it never holds up its caller.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from configctl.errors import ConfigctlError, PermissionDenied, ZooKeeperUnavailable, one_line, printable
-from configctl.zk import retry
+from configctl.retrying import Backoff
 from configctl.zk.errors import translate_errors
 from configctl.zk.session import ZkSession
 from configctl.znodes import CONFIGCTL_ROOT
@@ -189,7 +189,7 @@ class NotificationPurge:
         self.purge_interval_s = max(0.0, float(purge_interval_s))
         self._next_purge = 0.0  # monotonic: a lease holder's next purge (batches deletes)
         self._hint: tuple[str, int] | None = None  # (name, ctime) of a node known not to have expired
-        self._retry = retry.Backoff(PURGE_RETRY_S, PURGE_RETRY_S)
+        self._retry = Backoff(PURGE_RETRY_S, PURGE_RETRY_S)
         self._not_before = 0.0  # monotonic time before which no purge is tried (after a failure)
         self._error: str | None = None
         self.stats: dict[str, int] = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import kafka.errors as kafka_errors
 import pytest
 
-from configctl.adminapi.errors import BrokerRefused, KafkaUnavailable, translate_errors
-from configctl.errors import PermissionDenied
+from configctl.adminapi.errors import translate_errors
+from configctl.errors import BrokerRefused, KafkaUnavailable, PermissionDenied
 
 pytestmark = pytest.mark.unit
 

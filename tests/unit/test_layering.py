@@ -48,7 +48,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.gcpause": CORE,
     "configctl.agreement": CORE,
     "configctl.reported": CORE,
-    "configctl.deadline": CORE,
+    "configctl.retrying": CORE,
     "configctl.zkconnection": CORE,
     "configctl.settings": CORE,
     "configctl.profiles": CORE,

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from configctl.adminapi.errors import BrokerRefused, KafkaUnavailable
 from configctl.entities import Entity
-from configctl.errors import PermissionDenied
+from configctl.errors import BrokerRefused, KafkaUnavailable, PermissionDenied
 from configctl.handlers.base import Problem
 from configctl.listener import observed
 from configctl.listener.observed import GIVE_UP_S, MISMATCH, SETTLE_S, UNREACHABLE, Observer, compare

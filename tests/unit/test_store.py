@@ -9,8 +9,9 @@ import re
 import pytest
 
 from configctl import store
-from configctl.zk.configstore import ConfigStore as ZooKeeperStore
-from configctl.zk.rollouts import Active, Rollouts
+from configctl.zk.configstore import ZooKeeperStore
+from configctl.zk.activerollout import ZooKeeperActiveRollout as Active
+from configctl.zk.rollouts import ZooKeeperRollouts as Rollouts
 from configctl.zk.session import ZkSession
 
 pytestmark = pytest.mark.unit
@@ -74,7 +75,7 @@ def test_the_version_after_a_write(expected: int, after: int) -> None:
 
 
 def test_a_backoff_stays_at_its_maximum_however_long_it_fails() -> None:
-    from configctl.zk.retry import Backoff
+    from configctl.retrying import Backoff
 
     backoff = Backoff(0.1, 2.0)
     delays = [backoff.next_delay() for _ in range(5000)]  # 2**1024 would overflow a float
