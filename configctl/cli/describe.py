@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -13,9 +12,9 @@ from configctl.cli.context import open_store
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.moments import effective_moment_options, refuse_without_effective
 from configctl.cli.options import global_options
-from configctl.cli.render import entity_json, entity_label, masked, safe, show, warning
-from configctl.entities import EntityType
-from configctl.store import Stored
+from configctl.cli.render import entity_label, safe, show, warning
+from configctl.documents.describe import DescribeDocument
+from configctl.documents.masking import masked
 
 
 @click.command(cls=EntityCommand)
@@ -56,19 +55,8 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
     show(DescribeView(selection.entity_type, stored))
 
 
-@dataclass(frozen=True)
-class DescribeView:
-    entity_type: EntityType
-    stored: list[Stored]
-
-    def to_json(self) -> list[dict[str, Any]]:
-        documents = []
-        for item in self.stored:
-            document = entity_json(item.entity, item.config, item.version if item.exists else None)
-            if item.problem is not None:
-                document["problem"] = item.problem
-            documents.append(document)
-        return documents
+class DescribeView(DescribeDocument):
+    """``describe`` for people: one table of keys and values per entity, secrets masked."""
 
     def render(self, out: Console) -> None:
         if not self.stored:

@@ -30,13 +30,13 @@ from configctl.cli.render import (
     diff_json,
     diff_table,
     entity_label,
-    masked,
     preview,
     safe,
     show,
     show_written,
 )
 from configctl.cli.waiting import conclude, follow, wait_option
+from configctl.documents.history import FeedDocument, HistoryDocument
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.store import Stored
@@ -48,13 +48,6 @@ def _entity(ctx: click.Context, kwargs: dict[str, Any]) -> Entity:
     selection = select(ctx, pop_selection(kwargs))
     assert selection.entity is not None  # select() without allow_all always names one entity
     return selection.entity
-
-
-def history_json(entity: Entity, entry: HistoryRecord) -> dict[str, Any]:
-    """A ``history -o json`` element (docs/reference/json-output.md), with sensitive values masked."""
-    document = entry.to_json()
-    document["config"] = masked(entity, entry.config) if entry.config is not None else None
-    return document
 
 
 def _when(time_ms: int) -> str:
@@ -93,14 +86,11 @@ def _records_current(entry: HistoryRecord, current: Stored) -> bool:
 
 
 @dataclass(frozen=True)
-class HistoryView:
-    entity: Entity
-    entries: list[HistoryRecord]
+class HistoryView(HistoryDocument):
+    """``history`` for people: the records as a table, and whether the entity holds the newest now."""
+
     current: Stored
     newest: HistoryRecord | None = None  # the newest record, also when --limit leaves it out
-
-    def to_json(self) -> list[dict[str, Any]]:
-        return [history_json(self.entity, entry) for entry in self.entries]
 
     def render(self, out: Console) -> None:
         label = safe(entity_label(self.entity))
@@ -255,15 +245,11 @@ def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None) -> Non
 
 
 @dataclass(frozen=True)
-class FeedView:
-    """``history --since``: the fleet's writes in a window (keys, never values)."""
+class FeedView(FeedDocument):
+    """``history --since`` for people: the fleet's writes in the window, as a table."""
 
-    entries: list[Any]
     since_ms: int
     until_ms: int | None
-
-    def to_json(self) -> list[dict[str, Any]]:
-        return [entry.to_json() for entry in self.entries]
 
     def render(self, out: Console) -> None:
         window = f"since {_when(self.since_ms)}" + (f" until {_when(self.until_ms)}" if self.until_ms else "")

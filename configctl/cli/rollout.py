@@ -30,15 +30,16 @@ from configctl import fleet
 from configctl.changes import ConfigChange
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
-from configctl.cli.render import after_commit, diff_json, diff_table, masked, preview, progress, safe, show
+from configctl.cli.render import after_commit, diff_json, diff_table, preview, progress, safe, show
 from configctl.cli.rollout_options import DEFAULT_CHECK_TIMEOUT, given_options
 from configctl.cli.waiting import DEFAULT_WAIT
 from configctl.desired.plan import listed
+from configctl.documents.rollouts import RolloutListDocument, RolloutShowDocument
 from configctl.entities import Entity
-from configctl.errors import InvalidInput, one_line
+from configctl.errors import one_line
 from configctl.rollout import canary, control, outcome, steps, waves
 from configctl.rollout.parsing import check_rollout_id, format_duration
-from configctl.rollout.record import Listed, Loaded, Options, Record
+from configctl.rollout.record import Options, Record
 from configctl.rollout.steps import Progress, Report
 
 _STYLES = {fleet.APPLIED: "green", fleet.PENDING: "yellow"}
@@ -308,38 +309,8 @@ def _running(owner: dict[str, Any] | None) -> str:
     return f"pid {owner.get('pid')} on {owner.get('host')}" if owner else "yes"
 
 
-@dataclass(frozen=True)
-class RolloutListView:
-    """``rollout list``: its table and its JSON; public because the console serves the same JSON."""
-
-    items: list[Listed]
-
-    def to_json(self) -> list[dict[str, Any]]:
-        result = []
-        for item in self.items:
-            if item.record is None:
-                result.append({"id": item.id, "problem": item.problem})
-                continue
-            record = item.record
-            result.append(
-                {
-                    "id": record.id,
-                    "kind": record.kind,
-                    "state": record.state,
-                    "open": record.open,
-                    "step": record.step,
-                    "waves": record.waves,
-                    "entities": record.entity_count,
-                    "created_ms": record.created_ms,
-                    "updated_ms": record.updated_ms,
-                    "identity": record.identity,
-                    "reason": record.reason,
-                    "failure": record.failure,
-                    "running": item.owner is not None,
-                    "owner": item.owner,
-                }
-            )
-        return result
+class RolloutListView(RolloutListDocument):
+    """``rollout list`` for people: the rollouts as a table, and how to finish an orphaned one."""
 
     def render(self, out: Console) -> None:
         if not self.items:
@@ -378,40 +349,8 @@ class RolloutListView:
             )
 
 
-@dataclass(frozen=True)
-class RolloutShowView:
-    """``rollout show ID``: its view and its JSON; public because the console serves the same JSON."""
-
-    loaded: Loaded
-
-    def to_json(self) -> dict[str, Any]:
-        loaded = self.loaded
-        written = {u.entity: u for chunk in loaded.undo for u in chunk.entries}
-        return {
-            **loaded.record.to_json(),
-            "open": loaded.record.open,
-            "running": loaded.owner is not None,
-            "owner": loaded.owner,
-            "planned": [
-                {
-                    "entity_path": p.entity.path,
-                    "wave": p.wave,
-                    "expected_version": p.expected_version,
-                    "target": masked(p.entity, p.target),
-                    "written": p.entity in written,
-                }
-                for p in loaded.planned
-            ],
-            "to_undo": [
-                {
-                    "entity_path": u.entity.path,
-                    "previous_version": u.previous_version if u.previous is not None else None,
-                    "written_version": u.written_version,
-                    "previous_config": _previous_config(u),
-                }
-                for u in written.values()
-            ],
-        }
+class RolloutShowView(RolloutShowDocument):
+    """``rollout show ID`` for people: its state, options, plan and newest events."""
 
     def render(self, out: Console) -> None:
         loaded = self.loaded
@@ -459,17 +398,6 @@ class RolloutShowView:
         for event in record.events[-30:]:
             events.add_row(_when(event.get("at_ms")), safe(event.get("text", "")))
         out.print(events)
-
-
-def _previous_config(undo: Any) -> dict[str, str] | None:
-    from configctl.znodes import decode_entity_config
-
-    if undo.previous is None:
-        return None
-    try:
-        return masked(undo.entity, decode_entity_config(undo.previous))
-    except InvalidInput:
-        return None
 
 
 @click.group()

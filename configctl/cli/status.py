@@ -9,9 +9,7 @@ ZooKeeper. Exits 0 whatever it finds: it reports, it does not judge.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import click
 from rich.console import Console
@@ -21,22 +19,13 @@ from configctl import fleet
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
 from configctl.cli.render import note, safe, show
+from configctl.documents.status import StatusDocument
 from configctl.errors import NotFound
 from configctl.migration import MetadataOwner
 
 
-@dataclass(frozen=True)
-class StatusView:
-    status: fleet.FleetStatus
-    broker_id: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        if self.broker_id is None:
-            return self.status.to_json()
-        found = self.status.broker(self.broker_id)
-        document = {"latest_change_number": self.status.latest_change_number}
-        document.update(found.to_json() if found else {})
-        return document
+class StatusView(StatusDocument):
+    """``status`` for people: the document as a table (or one broker's line and its problems)."""
 
     def render(self, out: Console) -> None:
         latest = self.status.latest_change_number
