@@ -1,10 +1,12 @@
-"""The documents the console serves: each built by the code that builds the CLI's ``-o json``.
+"""The documents the console serves: each the document the CLI prints with ``-o json``.
 
-One home per document: ``/api/status`` is ``configctl status -o json`` because it is made by the
-same :class:`~configctl.cli.status.StatusView`; ``/api/rollouts`` by the same list view as
-``configctl rollout list -o json``; the entity document is assembled from ``describe -o json``,
-``describe --effective -o json`` and ``history -o json`` elements, with the ``--wait`` verdict
-(:func:`configctl.fleet.outcome`) per broker. Secrets are masked where those documents mask them.
+One home per document (:mod:`configctl.documents`, beneath both front ends): ``/api/status`` is
+``configctl status -o json`` because both are the same
+:class:`~configctl.documents.status.StatusDocument`; ``/api/rollouts`` is ``configctl rollout
+list -o json`` and a rollout's detail ``rollout show ID -o json`` in the same way; the entity
+document is assembled from ``describe -o json``, ``describe --effective -o json`` and
+``history -o json`` elements, with the ``--wait`` verdict (:func:`configctl.fleet.outcome`) per
+broker. Secrets are masked where those documents mask them.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from configctl import fleet
-from configctl.cli.describe import DescribeView
-from configctl.cli.history import HistoryView
-from configctl.cli.rollout import RolloutListView, RolloutShowView
-from configctl.cli.status import StatusView
+from configctl.documents.describe import DescribeDocument
+from configctl.documents.history import HistoryDocument
+from configctl.documents.rollouts import RolloutListDocument, RolloutShowDocument
+from configctl.documents.status import StatusDocument
 from configctl.effective import EffectiveReport, effective_config
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, NotFound, one_line
@@ -36,17 +38,17 @@ CHANGE_SCAN = 200
 
 def status_document(store: ConfigStore) -> dict[str, Any]:
     """``configctl status -o json``."""
-    return StatusView(fleet.status(store)).to_json()
+    return StatusDocument(fleet.status(store)).to_json()
 
 
 def rollouts_document(store: ConfigStore) -> list[dict[str, Any]]:
     """``configctl rollout list -o json``."""
-    return RolloutListView(store.rollouts.listing()).to_json()
+    return RolloutListDocument(store.rollouts.listing()).to_json()
 
 
 def rollout_detail(store: ConfigStore, rollout_id: str) -> dict[str, Any]:
     """``configctl rollout show ID -o json`` (plan, step, what it would undo, events)."""
-    return RolloutShowView(store.rollouts.load(rollout_id)).to_json()
+    return RolloutShowDocument(store.rollouts.load(rollout_id)).to_json()
 
 
 def rollout_brokers(
@@ -145,9 +147,9 @@ def entity_document(
 ) -> EntityDocument:
     """Everything the console shows about one entity (reads the store; the caller caches)."""
     stored = store.read(entity, strict=False)
-    described = DescribeView(entity.type, [stored]).to_json()[0]
+    described = DescribeDocument(entity.type, [stored]).to_json()[0]
     records = store.history(entity)
-    history = HistoryView(entity, records, stored).to_json()
+    history = HistoryDocument(entity, records).to_json()
     latest = changes.latest_for(store, entity.path)
     states = store.broker_states()
     known = fleet.known_brokers(store)
