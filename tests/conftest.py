@@ -273,7 +273,7 @@ def fleet_of_three(zk_connect: str, tmp_path: Path) -> Iterator[dict[int, Any]]:
     import subprocess
 
     from configctl import fleet
-    from configctl.zk.configstore import ConfigStore
+    from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 
     processes: dict[int, subprocess.Popen] = {}
     for broker_id in (1, 2, 3):

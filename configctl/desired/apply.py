@@ -9,10 +9,12 @@ Once a multi has been sent, "nothing was written" may no longer be true, so any 
 that point (a write landing between the check and a later batch, ZooKeeper dying, a permission
 error, Ctrl-C) ends in :class:`configctl.interrupted.WriteInterrupted` (exit 8) unless it is certain nothing landed.
 It names the entities whose batch was committed, those whose batch was never sent or refused,
-and those whose multi was sent but never answered. Those unknown ones are re-read (version and
-config) if ZooKeeper answers again within the session timeout; an entity at the version its
-write would give, holding what it would hold, is committed, one still at the planned version is
-not. Since applying is idempotent, running ``plan`` again shows what is left.
+and those whose multi was sent but never answered: the store says which, by its own batching
+(:class:`~configctl.store.CommitInterrupted`; a failure of apply's own, between two batches, is
+thrown into the store's batches so that it says so then too). Those unknown ones are re-read
+(version and config) if ZooKeeper answers again within the session timeout; an entity at the
+version its write would give, holding what it would hold, is committed, one still at the planned
+version is not. Since applying is idempotent, running ``plan`` again shows what is left.
 """
 
 from __future__ import annotations
@@ -28,16 +30,12 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import ConfigctlError, Conflict
 from configctl.gcpause import collector_paused
 from configctl.store import Change, CommitInterrupted, Committed, ConfigStore, VersionConflict, version_after
-from configctl.zk.configstore import batches  # how ZooKeeper's store splits a commit into multis
 
 if TYPE_CHECKING:
     from configctl.fleet import WaitResult
 
 IN_FLIGHT = 2
-"""Multis outstanding at once: the next is built while ZooKeeper applies the previous one.
-
-It is also what apply knows about a failure: past the last batch answered, at most this many
-were sent (and may have landed); none after them was."""
+"""Multis outstanding at once: the next is built while ZooKeeper applies the previous one."""
 
 
 def _listed(entities: Sequence[Entity], limit: int = LISTED_SHOWN) -> str:
@@ -151,32 +149,33 @@ def apply_plan(
     committed: list[Committed] = []
     count = 0
     for phase in _phases(changes):
-        groups = list(batches(phase))  # the multis commit_batches sends, in order
-        done = 0
-        in_callback = False
+        before = len(committed)
+        batches = store.commit_batches(phase, reason=reason, in_flight=IN_FLIGHT)
         try:
-            for batch in store.commit_batches(phase, reason=reason, in_flight=IN_FLIGHT):
-                committed.extend(batch)
-                done += 1
-                count += 1
-                if on_batch is not None:
-                    in_callback = True
-                    on_batch(batch)
-                    in_callback = False
+            for batch in batches:
+                try:
+                    committed.extend(batch)
+                    count += 1
+                    if on_batch is not None:
+                        on_batch(batch)
+                except (Exception, KeyboardInterrupt) as exc:
+                    # Ours, with the store's next multis in flight: it says which (CommitInterrupted).
+                    batches.throw(exc)
+                    raise
         except VersionConflict:
             # commit_batches waited for every multi it had sent: what it yielded is all that landed.
             _stale(store, changes, committed)
         except CommitInterrupted as exc:
-            # the store knows exactly which multis were in flight when the connection went
-            landed = interrupted.settle(store, changes, [c.entity for c in committed], exc.unknown, exc.error)
+            # The store's own account of this phase: what committed, what was in flight (unknown),
+            # what was never sent. A failure other than a lost connection is its cause.
+            del committed[before:]
+            committed.extend(exc.committed)
+            cause = exc.__cause__ if exc.__cause__ is not None else exc.error
+            landed = interrupted.settle(store, changes, [c.entity for c in committed], exc.unknown, cause)
             committed.extend(Committed(c.entity, version_after(c.expected_version), None) for c in landed)
         except (Exception, KeyboardInterrupt) as exc:
-            # Past the last batch answered, the next IN_FLIGHT were sent (one fewer if the failure
-            # is ours, in on_batch, as the generator had not moved on); nothing after them was.
-            sent = groups[done : done + IN_FLIGHT - (1 if in_callback else 0)]
-            interrupted.settle(
-                store, changes, [c.entity for c in committed], [c for group in sent for c in group], exc
-            )
+            # No account: the store failed before any multi of this phase went out, so none is in flight.
+            interrupted.settle(store, changes, [c.entity for c in committed], [], exc)
     return ApplyResult(tuple(committed), count, time.perf_counter() - started)
 
 

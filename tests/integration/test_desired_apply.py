@@ -23,7 +23,9 @@ from configctl.desired import plan
 from configctl.entities import Entity, EntityType
 from configctl.errors import PartiallyWritten
 from configctl.secrets import verify_scram_password
-from configctl.zk.configstore import MAX_MULTI_OPS, OPS_PER_CHANGE, Change, ConfigStore, batches
+from configctl.store import Change
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
+from configctl.zk.multisize import MAX_MULTI_OPS, OPS_PER_CHANGE, batches
 from configctl.zkconnection import ConnectionSettings
 from configctl.znodes import encode_entity_config
 

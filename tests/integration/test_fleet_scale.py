@@ -15,7 +15,7 @@ from helpers import set_config, wait_for
 
 from configctl.listener import ConfigListener
 from configctl.zk import purge
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 
 STATIC = {"log.retention.hours": "72"}
 

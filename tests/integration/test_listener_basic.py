@@ -13,7 +13,8 @@ from helpers import run_cli, set_config, wait_for, zookeeper_truth
 from configctl import fleet
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.listener import ConfigListener
-from configctl.zk.configstore import Change, ConfigStore
+from configctl.store import Change
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_entity_config
 
 STATIC = {"broker.id": "1", "log.retention.hours": "72", "num.io.threads": "16", "log.dirs": "/data/k1"}

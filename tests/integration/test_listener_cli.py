@@ -20,7 +20,7 @@ from configctl.configparse import load_properties_file
 from configctl.entities import Entity
 from configctl.secrets import digest
 from configctl.writer import alter, prepare_change
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.znodes import NOTIFICATION_PATH_PREFIX, encode_entity_config
 
 EXAMPLES = REPO_ROOT / "examples"

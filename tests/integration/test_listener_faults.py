@@ -28,7 +28,7 @@ from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import ConfigctlError
 from configctl.listener import ConfigListener
 from configctl.writer import alter, prepare_change
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.zkconnection import ConnectionSettings
 
 CONVERGENCE_S = 5.0

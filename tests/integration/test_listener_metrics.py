@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from configctl.listener import ConfigListener
 from configctl.listener.metrics import CONNECTION_DEADLINE_S, MAX_CONNECTIONS
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX
 
 STATIC = {"log.retention.hours": "72"}

@@ -22,7 +22,7 @@ from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 from configctl import fleet
 from configctl.errors import PermissionDenied
 from configctl.listener import ConfigListener
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.zkconnection import ConnectionSettings
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, FleetRecordZNode
 

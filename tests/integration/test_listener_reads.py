@@ -15,7 +15,7 @@ from configctl.errors import PermissionDenied
 from configctl.listener import ConfigListener
 from configctl.writer import alter, prepare_change
 from configctl.zk import multiread
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.zk.session import ZkSession
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_entity_config
 

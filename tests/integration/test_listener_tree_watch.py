@@ -15,7 +15,7 @@ from helpers import count_requests, set_config, wait_for
 
 from configctl.listener import ConfigListener
 from configctl.zk import treewatch
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.zk.session import ZkSession
 
 STATIC = {"log.retention.hours": "72"}

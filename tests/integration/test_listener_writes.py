@@ -17,7 +17,7 @@ from helpers import count_requests, set_config, wait_for
 from configctl import fleet
 from configctl.listener import ConfigListener
 from configctl.listener.state import FleetRecorder
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.zk.session import ZkSession
 from configctl.znodes import FleetRecordZNode
 

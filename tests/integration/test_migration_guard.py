@@ -26,8 +26,9 @@ from configctl.errors import MigrationInProgress
 from configctl.localkafka import KafkaCluster
 from configctl.localzk.client import ClientSettings
 from configctl.migration import ControllerZNode
+from configctl.store import Change
 from configctl.zk import configstore
-from configctl.zk.configstore import Change, ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.zk.errors import VersionConflict
 
 pytestmark = pytest.mark.zk

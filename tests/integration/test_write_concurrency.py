@@ -15,7 +15,7 @@ import pytest
 
 from configctl import writer
 from configctl.entities import Entity
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 
 PROCESSES = 8
 ALTERS_PER_PROCESS = 250
@@ -71,7 +71,7 @@ _WRITER_LOOP = """
 import sys
 from configctl import writer
 from configctl.entities import Entity
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 entity = Entity.of("topics", "killed")
 with ConfigStore.connect(sys.argv[1], history_limit=100000) as store:
     print("ready", flush=True)

@@ -39,7 +39,7 @@ from configctl.localkafka import KafkaCluster
 from configctl.localzk import LocalZooKeeper
 from configctl.localzk.client import ClientSettings
 from configctl.secrets import MASK
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 
 KAFKA_HOME = REPO_ROOT / "build" / "kafka"
 

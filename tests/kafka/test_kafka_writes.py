@@ -30,7 +30,7 @@ from conftest import (
 from helpers import wait_for
 
 from configctl.entities import Entity
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 from configctl.znodes import CHANGES_PATH, decode_notification
 
 pytestmark = pytest.mark.kafka

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from configctl import effective, writer
 from configctl.entities import DEFAULT, Entity
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 
 pytestmark = pytest.mark.kafka
 

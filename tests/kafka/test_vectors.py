@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from conftest import broker_configs_restored
 
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore as ConfigStore
 
 pytestmark = pytest.mark.kafka
 

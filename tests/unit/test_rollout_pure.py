@@ -33,8 +33,8 @@ from configctl.rollout.record import (
     plan_chunk_json,
     waves_of,
 )
-from configctl.zk.configstore import Change
-from configctl.zk.rollouts import _restore_phases
+from configctl.rollout.restore import restore_phases as _restore_phases
+from configctl.store import Change
 from configctl.znodes import RolloutZNode
 
 pytestmark = pytest.mark.unit

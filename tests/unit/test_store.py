@@ -9,8 +9,8 @@ import re
 import pytest
 
 from configctl import store
-from configctl.zk.configstore import ZooKeeperStore
 from configctl.zk.activerollout import ZooKeeperActiveRollout as Active
+from configctl.zk.configstore import ZooKeeperStore
 from configctl.zk.rollouts import ZooKeeperRollouts as Rollouts
 from configctl.zk.session import ZkSession
 
