@@ -14,7 +14,8 @@ from configctl.audit.timeline import Window, audit_at, shown, timeline
 from configctl.cli.main import main
 from configctl.entities import Entity
 from configctl.listener.appliedlog import AppliedLog
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
+from configctl.listener.records import EntityRead
 from configctl.travel.timeline import intervals
 from configctl.znodes import encode_entity_config
 

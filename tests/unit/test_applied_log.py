@@ -11,7 +11,8 @@ from configctl import applied
 from configctl.entities import Entity
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.listener.appliedlog import AppliedLog
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
+from configctl.listener.records import EntityRead
 from configctl.secrets import PasswordEncoder, digest
 from configctl.znodes import encode_entity_config
 

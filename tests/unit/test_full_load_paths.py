@@ -17,7 +17,7 @@ from configctl import values
 from configctl.entities import Entity, EntityType
 from configctl.errors import shown
 from configctl.listener.compact import CompactConfig, compact
-from configctl.listener.manager import EntityRead
+from configctl.listener.records import EntityRead
 
 pytestmark = pytest.mark.unit
 

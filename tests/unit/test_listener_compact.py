@@ -14,7 +14,8 @@ from configctl import znodes
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.listener.compact import COMPACT_MAX_KEYS, CompactConfig, compact
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
+from configctl.listener.records import EntityRead
 from configctl.znodes import decode_entity_config, encode_entity_config
 
 pytestmark = pytest.mark.unit

@@ -9,14 +9,10 @@ import pytest
 
 from configctl.digests import keyed_digest
 from configctl.entities import Entity, EntityType
-from configctl.listener.manager import (
-    MAX_REPORTED,
-    NO_CHANGE,
-    DynamicConfigManager,
-    EntityRead,
-    RawNotification,
-)
+from configctl.listener.manager import NO_CHANGE, DynamicConfigManager
 from configctl.listener.plugins import ConfigUpdate, Reconfigurable, wrap
+from configctl.listener.problembook import MAX_REPORTED
+from configctl.listener.records import EntityRead, RawNotification
 from configctl.secrets import PasswordEncoder, digest
 from configctl.znodes import encode_entity_config, encode_notification
 

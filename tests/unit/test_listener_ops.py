@@ -127,7 +127,7 @@ def test_a_batch_of_lines_is_flushed_once_and_a_lone_line_at_once():
     level = log.level
     log.setLevel(logging.INFO)
     try:
-        from configctl.listener.manager import AppliedChange
+        from configctl.listener.records import AppliedChange
 
         _log_applied([AppliedChange(n, f"topics/t{n}", ()) for n in range(5)])
         assert stream.getvalue().count("\n") == 5 and stream.flushes == 1

@@ -12,8 +12,9 @@ import pytest
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.listener import plugins as plugin_module
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
 from configctl.listener.plugins import ENTRY_POINT_GROUP, load_plugin, load_plugins, wrap
+from configctl.listener.records import EntityRead
 from configctl.znodes import encode_entity_config
 
 pytestmark = pytest.mark.unit

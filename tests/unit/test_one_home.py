@@ -22,7 +22,8 @@ from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.handlers import handler_for
 from configctl.handlers.validate import validate_config
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
+from configctl.listener.records import EntityRead
 from configctl.sources import DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_TOPIC_CONFIG
 from configctl.values import kafka_text
 from configctl.zk.configstore import Stored

@@ -54,8 +54,9 @@ from configctl.handlers.base import (
 )
 from configctl.handlers.whole import admit_whole
 from configctl.listener import manager as manager_module
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
 from configctl.listener.plugins import wrap
+from configctl.listener.records import EntityRead
 from configctl.precedence import EffectiveValue
 from configctl.sources import DEFAULT_CONFIG
 from configctl.store import Capabilities, Committed, Stored

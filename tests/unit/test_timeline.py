@@ -8,7 +8,8 @@ from configctl import applied
 from configctl.entities import Entity
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.listener.appliedlog import AppliedLog
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
+from configctl.listener.records import EntityRead
 from configctl.travel.timeline import intervals
 from configctl.znodes import encode_entity_config
 
