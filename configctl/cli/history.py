@@ -285,7 +285,7 @@ class RollbackView:
 
     def to_json(self) -> dict[str, Any]:
         committed = self.result.committed if self.result is not None else None
-        document = {
+        document: dict[str, Any] = {
             "entity_type": self.entity.type.value,
             "entity_name": self.entity.name,
             "entity_path": self.entity.path,

@@ -22,7 +22,7 @@ class RolloutListDocument:
     items: list[Listed]
 
     def to_json(self) -> list[dict[str, Any]]:
-        result = []
+        result: list[dict[str, Any]] = []
         for item in self.items:
             if item.record is None:
                 result.append({"id": item.id, "problem": item.problem})
