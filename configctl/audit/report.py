@@ -1,6 +1,6 @@
 """Rendering an audit document: a rich summary for the terminal and a self-contained HTML report.
 
-Both read only the JSON-ready document :func:`configctl.audit.job.audit` returns, so a
+Both read only the JSON-ready document :func:`configctl.audit.run.audit` returns, so a
 document saved from a cluster run (``--json-file``) renders the same way later. The HTML is a
 single file with inline CSS (no scripts, no network), so it can be mailed or attached to a
 ticket as it is.

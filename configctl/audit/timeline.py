@@ -17,7 +17,7 @@ broker's log in order on an executor.
 - ``--at T``: each broker's log is folded to T by :func:`configctl.applied.fold` (the fold
   ``describe --effective --at`` uses) and written out as the snapshot lines the broker would
   have had (docs/reference/snapshots.md) for every key its log knows; the ordinary audit
-  (:func:`configctl.audit.job.audit_frame`) runs on those rows. A broker whose log does not
+  (:func:`configctl.audit.run.audit_frame`) runs on those rows. A broker whose log does not
   cover T (no ``load`` before T) is left out and listed.
 
 Secrets are digests in the logs already; a value of a sensitive key that is not one (a log
@@ -43,6 +43,7 @@ from pyspark.sql.types import StructType
 from configctl import applied
 from configctl.audit.options import AuditInputError
 from configctl.audit.schema import CORRUPT_COLUMN, is_sensitive, snapshot_schema
+from configctl.audit.spark_input import check_path, first_line
 from configctl.digests import digest, is_digest
 from configctl.travel import timeline as rule
 from configctl.travel.timeline import Interval, Move
@@ -67,9 +68,7 @@ class Window:
 
 def read_segments(spark: SparkSession, path: str) -> DataFrame:
     """Every applied-log segment under ``path`` as ``(file, value)``: one row per whole file."""
-    from configctl.audit.job import _check_path, _first_line
-
-    _check_path(spark, path)
+    check_path(spark, path)
     try:
         return (
             spark.read.option("recursiveFileLookup", "true")
@@ -79,7 +78,7 @@ def read_segments(spark: SparkSession, path: str) -> DataFrame:
             .selectExpr("input_file_name() AS file", "value")
         )
     except PySparkException as exc:
-        raise AuditInputError(f"cannot read applied logs at {path}: {_first_line(exc)}") from None
+        raise AuditInputError(f"cannot read applied logs at {path}: {first_line(exc)}") from None
 
 
 def _ordered_segments(spark: SparkSession, path: str) -> DataFrame:
@@ -227,9 +226,7 @@ def timeline(
     try:
         listed, total = first_intervals(intervals_rdd(moves, window), limit)
     except PySparkException as exc:
-        from configctl.audit.job import _first_line
-
-        raise AuditInputError(f"the timeline failed: {_first_line(exc)}") from None
+        raise AuditInputError(f"the timeline failed: {first_line(exc)}") from None
     lines, skipped, newest, brokers = counts.value
     if not brokers:
         raise AuditInputError(_NO_LOGS.format(path=path))
@@ -281,7 +278,8 @@ def audit_at(
 ) -> dict[str, Any]:
     """The drift report as of ``at_ms`` from the applied logs, plus ``at_ms`` and the brokers
     whose logs do not reach back that far (``uncovered_brokers``: left out of the report)."""
-    from configctl.audit.job import _first_line, audit_frame
+    # Here, not at the top: the drift classes load for this report alone, never for --timeline.
+    from configctl.audit.run import audit_frame
 
     logs, _ = broker_logs(spark, path)
     logs = logs.persist(StorageLevel.MEMORY_AND_DISK)
@@ -297,7 +295,7 @@ def audit_at(
         )
         doc = audit_frame(spark, frame, expected, options)
     except PySparkException as exc:
-        raise AuditInputError(f"the audit at {at_ms} failed: {_first_line(exc)}") from None
+        raise AuditInputError(f"the audit at {at_ms} failed: {first_line(exc)}") from None
     finally:
         logs.unpersist()
     return {"at_ms": at_ms, **doc, "uncovered_brokers": uncovered}

@@ -45,7 +45,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
 def audited(spark: Any) -> Callable[..., dict[str, Any]]:
     """``audited(directory, desired=False)``: the audit document, computed once per input."""
     from configctl.audit.expected import read_expected_state
-    from configctl.audit.job import audit
+    from configctl.audit.run import audit
     from configctl.audit.simulate import DESIRED_STATE_FILE
 
     docs: dict[tuple[Path, bool], dict[str, Any]] = {}

@@ -15,8 +15,8 @@ import pytest
 
 from configctl.audit import job
 from configctl.audit.expected import expected_from_configs
-from configctl.audit.job import audit
 from configctl.audit.options import AuditOptions
+from configctl.audit.run import audit
 from configctl.digests import DIGEST_KEY_ENV, digest
 from configctl.entities import Entity
 from configctl.listener.manager import DynamicConfigManager, EntityRead

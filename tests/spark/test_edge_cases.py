@@ -10,7 +10,8 @@ import pytest
 from audit_helpers import expected, findings, ground_truth, line, write_lines
 
 from configctl.audit.expected import ExpectedState, ExpectedValue
-from configctl.audit.job import AuditInputError, audit
+from configctl.audit.options import AuditInputError
+from configctl.audit.run import audit
 
 pytestmark = pytest.mark.spark
 

@@ -8,7 +8,9 @@ import pytest
 from audit_helpers import expected, findings, ground_truth
 
 from configctl.audit.expected import read_expected_state
-from configctl.audit.job import AuditOptions, audit, audit_frame, read_snapshots
+from configctl.audit.options import AuditOptions
+from configctl.audit.reading import read_snapshots
+from configctl.audit.run import audit, audit_frame
 from configctl.audit.simulate import DESIRED_STATE_FILE
 from configctl.audit.verdict import has_drift
 

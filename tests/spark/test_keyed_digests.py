@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from configctl.audit.expected import ExpectedState, ExpectedValue
-from configctl.audit.job import audit
 from configctl.audit.options import AuditOptions
+from configctl.audit.run import audit
 from configctl.digests import digest, keyed_digest
 
 pytestmark = pytest.mark.spark

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from configctl.audit.expected import expected_from_configs
-from configctl.audit.job import audit
+from configctl.audit.run import audit
 from configctl.entities import Entity
 from configctl.listener.manager import DynamicConfigManager, EntityRead
 from configctl.secrets import digest

@@ -143,7 +143,8 @@ def test_the_shared_helpers() -> None:
 @pytest.mark.spark
 def test_spark_and_the_driver_fold_stale_brokers_alike(spark, fleet) -> None:
     from configctl.audit.expected import read_expected_state
-    from configctl.audit.job import AuditOptions, audit
+    from configctl.audit.options import AuditOptions
+    from configctl.audit.run import audit
     from configctl.audit.simulate import DESIRED_STATE_FILE
 
     directory = fleet(brokers=60, topics=30, drift_rate=0.15, seed=21, pending=0)
