@@ -12,34 +12,29 @@ A broker process embeds one :class:`ConfigListener`::
 
 Everything that talks to ZooKeeper runs on the listener's worker thread; queries are served from
 the manager's in-memory state under a lock, so they never wait for ZooKeeper and are safe from
-any thread.
+any thread. This module puts the parts together: the notification listener
+(:mod:`configctl.listener.notification_listener`) drives the change handler
+(:mod:`configctl.listener.changehandler`), which applies through the manager
+(:mod:`configctl.listener.manager`) and hands each batch to the side tasks
+(:mod:`configctl.listener.sidetasks`).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from configctl.configparse import load_properties_file
-from configctl.entities import CONFIG_ROOT, DEFAULT, DOT_NAMES, Entity, EntityType, entities_of
-from configctl.errors import (
-    ConfigctlError,
-    InvalidInput,
-    PermissionDenied,
-    ZooKeeperUnavailable,
-    one_line,
-    printable,
-)
-from configctl.gcpause import collector_paused
-from configctl.handlers import handler_for
-from configctl.handlers.base import KINDS
+from configctl.entities import CONFIG_ROOT, Entity
+from configctl.errors import ConfigctlError, InvalidInput, PermissionDenied, ZooKeeperUnavailable
+from configctl.handlers.base import KINDS, Problem
 from configctl.listener.appliedlog import DEFAULT_KEEP, DEFAULT_MAX_BYTES, AppliedLog
-from configctl.listener.manager import BatchResult, DynamicConfigManager, EntityRead, Problem, RawNotification
+from configctl.listener.changehandler import ConfigChangeHandler
+from configctl.listener.manager import DynamicConfigManager
 from configctl.listener.metrics import ListenerMetrics, MetricsServer
 from configctl.listener.notification_listener import (
     DEFAULT_CHANGE_EXPIRATION_MS,
@@ -48,20 +43,13 @@ from configctl.listener.notification_listener import (
 )
 from configctl.listener.observed import ADMIN_TIMEOUT_S, Observer
 from configctl.listener.plugins import LoadedPlugin, load_plugins
+from configctl.listener.sidetasks import SideTasks
 from configctl.listener.state import FleetRecorder, SnapshotWriter, StatePublisher
 from configctl.precedence import EffectiveValue
 from configctl.secrets import read_digest_key
-from configctl.sources import DYNAMIC_BROKER_SOURCES
-from configctl.zk.configtree import ConfigTree, Data
-from configctl.zk.connection import ConnectionSettings
 from configctl.zk.session import ZkSession
+from configctl.zkconnection import ConnectionSettings
 
-log = logging.getLogger("configctl.listener")
-
-LOAD_CHUNK = 5_000
-OLD_VALUES_LIMIT = 1_000
-"""A batch of at most this many entities logs each changed key's old effective value too (resolved
-before the batch applies); a bigger one (a bulk apply) logs the new values only."""
 DEFAULT_STALL_AFTER_S = 60.0
 """Work waiting undone for longer than this (the worker failing all along) makes the listener
 "stalled": ``/healthz`` answers 503. A full load of 100,000 entities takes a few seconds."""
@@ -93,167 +81,6 @@ def _check_broker_id(broker_id: Any) -> int:
     if value < 0 or isinstance(broker_id, bool):
         raise InvalidInput(f"broker id {broker_id!r} must be a non-negative integer")
     return value
-
-
-class _Handler:
-    """Connects the notification listener to the manager; reads ``/config`` through
-    :class:`configctl.zk.configtree.ConfigTree`.
-
-    Reads never fail as a whole for one bad node: a node the listener may not read comes back as
-    that entity's ``unreadable`` problem, and everything else is applied. A directory it may not
-    list is unreadable too; what it knows below it (configs in force, entities with a problem)
-    is then read one by one, so those entities are still retried on every full load.
-    """
-
-    def __init__(self, owner: ConfigListener) -> None:
-        self.owner = owner
-        self.tree = ConfigTree(owner.session)
-        self.manager = owner.manager
-        self._initial = True
-
-    def load_all(self, up_to: int | None) -> None:
-        started = time.perf_counter()
-        with collector_paused():  # everything built here stays alive: collections find nothing
-            entities, invalid, unreadable = self._list_entities()
-            listed = time.perf_counter()
-            result = self.manager.reconcile(
-                self._read_all(entities), up_to, initial=self._initial, invalid=invalid, unreadable=unreadable
-            )
-        applied = time.perf_counter()
-        self.owner._log_applied(result, {}, full_load=True)
-        if not self._initial:  # the initial load's broker layers are observed once started
-            self.owner._observe(result)
-        self.owner._after_batch()
-        log.info(
-            "full load of %d entities took %.0f ms (listing %.0f ms, reading and applying %.0f ms, "
-            "snapshot and state %.0f ms)",
-            len(entities),
-            (time.perf_counter() - started) * 1000,
-            (listed - started) * 1000,
-            (applied - listed) * 1000,
-            (time.perf_counter() - applied) * 1000,
-        )
-        self._initial = False
-
-    def process(self, notifications: Sequence[RawNotification], changed: Mapping[str, Any]) -> None:
-        """Apply a batch; it is published by :meth:`flush`, which the notification listener calls
-        once the notifications at hand are applied (or a short bound has passed). Entities whose
-        node is in ``changed`` (read after these notifications were made) are not read again."""
-        plan = self.manager.plan(notifications)
-        entities = [entity for entity, _ in plan]
-        reads = list(self._reads(entities, [n for _, n in plan], self.tree.read(entities, known=changed)))
-        before = self.owner._before(entities)
-        result = self.manager.apply(reads, notifications[-1].number)
-        self.owner._log_applied(result, before)
-        self.owner._observe(result)
-        self.owner._applied_batch(notifications)
-
-    def flush(self) -> None:
-        self.owner._after_batch()
-
-    def present(self, names: set[str]) -> None:
-        self.manager.notifications_present(names)
-        self.owner._after_step()
-
-    def bad_notification_name(self, name: str) -> None:
-        self.manager.bad_notification_name(name)
-
-    @staticmethod
-    def _reads(
-        entities: Sequence[Entity], numbers: Sequence[int | None], found: Sequence[Data]
-    ) -> Iterator[EntityRead]:
-        for entity, number, data in zip(entities, numbers, found, strict=True):
-            if isinstance(data, Exception):
-                yield EntityRead(entity, None, number, error=one_line(data))
-            else:
-                yield EntityRead(entity, data, number)
-
-    def _read_all(self, entities: list[Entity]) -> Iterator[EntityRead]:
-        """Read in chunks applied as they arrive: 100,000 raw nodes are never held at once. The
-        next chunk is asked for once this one is applied (:meth:`ZkSession.iter_many` says why;
-        asking earlier measured within 2% again)."""
-        done = 0
-        for found in self.tree.read_chunks(entities, LOAD_CHUNK):
-            part = entities[done : done + len(found)]
-            done += len(found)
-            yield from self._reads(part, [None] * len(part), found)
-
-    def _list_entities(self) -> tuple[list[Entity], dict[str, str], dict[str, str]]:
-        """Every entity node a broker follows (users nest clients), the nodes that name no entity,
-        and the directories that could not be listed.
-
-        A type directory the listener may not list (``/config/users`` under Kafka's ACLs without
-        the right credentials) is reported as unreadable; the other types still load.
-        """
-        types = list(EntityType)
-        roots = self.tree.list_types(types)
-        entities: list[Entity] = []
-        invalid: dict[str, str] = {}
-        unreadable: dict[str, str] = {}
-        users: list[str] = []
-        for etype, names in zip(types, roots, strict=True):
-            if isinstance(names, Exception):
-                unreadable[etype.value] = f"cannot list {CONFIG_ROOT}/{etype.value}: {one_line(names)}"
-                self._known(f"{etype.value}/", entities, invalid)
-                continue
-            handler = handler_for(etype)
-            if handler.known_by_node:  # stored by their plain names (topics): checked, not parsed
-                self._plain(etype, names or (), entities, invalid)
-                continue
-            broker_id = self.manager.broker_id
-            for name in names or ():
-                if etype.nests_clients:
-                    users.append(name)
-                # asked on the name alone: another broker's node is skipped before it is parsed
-                if not handler.follows(Entity(etype, name), broker_id):
-                    continue
-                self._entity(f"{etype.value}/{name}", entities, invalid)
-        if users:
-            nested = self.tree.list_clients(users)
-            for user, clients in zip(users, nested, strict=True):
-                if isinstance(clients, Exception):
-                    where = f"users/{user}/clients"
-                    unreadable[where] = f"cannot list {CONFIG_ROOT}/{where}: {one_line(clients)}"
-                    self._known(f"{where}/", entities, invalid)
-                    continue
-                for client in clients or ():
-                    self._entity(f"users/{user}/clients/{client}", entities, invalid)
-        return entities, invalid, unreadable
-
-    def _known(self, prefix: str, entities: list[Entity], invalid: dict[str, str]) -> None:
-        present = {e.path for e in entities}
-        for path in self.manager.known_paths(prefix):
-            if path not in present:
-                self._entity(path, entities, invalid)
-
-    @classmethod
-    def _plain(
-        cls, etype: EntityType, names: Iterable[str], entities: list[Entity], invalid: dict[str, str]
-    ) -> None:
-        """Node names stored as they are (topics) as entities: checking the name is all the parsing
-        there is (100,000 of them at 2 µs each instead of 7), and a listing of valid topic names
-        is checked at once (:func:`~configctl.entities.entities_of`)."""
-        listed = names if isinstance(names, list) else list(names)
-        valid = entities_of(etype, listed)
-        if valid is not None:
-            entities.extend(valid)
-            return
-        append = entities.append
-        for name in listed:
-            if name in ("", *DOT_NAMES, DEFAULT):
-                cls._entity(f"{etype.value}/{name}", entities, invalid)  # refused, with from_path's reason
-                continue
-            try:
-                append(Entity.of(etype, name))
-            except InvalidInput as exc:
-                invalid[f"{etype.value}/{name}"] = str(exc)
-
-    @staticmethod
-    def _entity(path: str, entities: list[Entity], invalid: dict[str, str]) -> None:
-        try:
-            entities.append(Entity.from_path(path))
-        except InvalidInput as exc:
-            invalid[path] = str(exc)
 
 
 class ConfigListener:
@@ -351,39 +178,45 @@ class ConfigListener:
             self.session,
             self.broker_id,
             lambda: self.manager.last_applied_change,
-            on_error=lambda exc: self._side_error("fleet record", exc),
-        )
-        self.notifications = SequentialNotificationListener(
-            self.session,
-            _Handler(self),
-            change_expiration_ms=int(change_expiration_ms),
-            purge_jitter_ms=purge_jitter_ms,
-            name=f"configctl-listener-{self.broker_id}",
-            recheck_s=recheck_s,
-            tree=CONFIG_ROOT if tree_watch else None,
+            on_error=lambda exc: self._side_tasks.task_failed("fleet record", exc),
         )
         self.metrics = ListenerMetrics(self)
-        self.stall_after_s = float(stall_after_s)
-        self._metrics_port = None if metrics_port is None else int(metrics_port)
-        self._metrics_address = metrics_address
-        self._metrics_server: Any = None
-        self._applied = threading.Condition()
-        self._started_at_ms: int | None = None
-        self._running = False
-        self._started = False  # the initial load finished: later publish failures are not fatal
-        self._publish_pending = False
-        self._unpublished = False  # applied batches not yet in the snapshot and the state node
-        self._side_errors: dict[str, str] = {}  # what failed last per side task (publish, snapshot, ...)
-        self.side_error_counts: dict[str, int] = {}
-        self._publish_lock = threading.Lock()  # the worker and the observer both publish
         self.observer: Observer | None = None
         if bootstrap_server:
             self.observer = Observer(
                 self.broker_id,
                 self.manager,
                 _admin_factory(bootstrap_server, command_config),
-                on_change=self._observed_changed,
+                on_change=lambda: self._side_tasks.observer_changed(),
             )
+        self._applied = threading.Condition()  # notified after each publication, and at stop
+        self._side_tasks = SideTasks(
+            self.manager,
+            publisher=self.publisher,
+            fleet_record=self.fleet_record,
+            snapshot=self.snapshot,
+            applied_log=self.applied_log,
+            observer=self.observer,
+            metrics=self.metrics,
+            state=self.state,
+            published=self._applied,
+            on_state_published=self._state_published,
+        )
+        self.notifications = SequentialNotificationListener(
+            self.session,
+            ConfigChangeHandler(self.session, self.manager, self._side_tasks),
+            change_expiration_ms=int(change_expiration_ms),
+            purge_jitter_ms=purge_jitter_ms,
+            name=f"configctl-listener-{self.broker_id}",
+            recheck_s=recheck_s,
+            tree=CONFIG_ROOT if tree_watch else None,
+        )
+        self.stall_after_s = float(stall_after_s)
+        self._metrics_port = None if metrics_port is None else int(metrics_port)
+        self._metrics_address = metrics_address
+        self._metrics_server: Any = None
+        self._started_at_ms: int | None = None
+        self._running = False
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -412,7 +245,7 @@ class ConfigListener:
         self._running = True
         try:
             self._wait_initial_load(timeout)
-            self._started = True
+            self._side_tasks.started = True
         except BaseException:
             self.stop()
             raise
@@ -438,7 +271,7 @@ class ConfigListener:
         except PermissionDenied as exc:
             raise PermissionDenied(f"broker {self.broker_id}'s listener cannot start: {exc}") from None
         except ConfigctlError as exc:  # a connection blip: the next update writes it
-            self._side_error("fleet record", exc, f"cannot write {self.fleet_record.path}")
+            self._side_tasks.task_failed("fleet record", exc, f"cannot write {self.fleet_record.path}")
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop processing, record the last change in the fleet record, remove the state node,
@@ -451,7 +284,7 @@ class ConfigListener:
             self.observer.stop()
         self.notifications.stop(timeout)
         self.fleet_record.close()
-        if self._started and self.notifications.connected:
+        if self._side_tasks.started and self.notifications.connected:
             self.fleet_record.update(force=True)
         self.publisher.remove()
         self.manager.close_plugins()
@@ -538,7 +371,9 @@ class ConfigListener:
                 "purged_notifications": stats["purged_notifications"],
                 "purge_errors": stats["purge_errors"],
                 "listener_errors": stats["errors"],
-                **{f"{task.replace(' ', '_')}_errors": n for task, n in self.side_error_counts.items()},
+                **{
+                    f"{task.replace(' ', '_')}_errors": n for task, n in self._side_tasks.error_counts.items()
+                },
             }
         )
         document.update(
@@ -619,135 +454,8 @@ class ConfigListener:
 
     # ------------------------------------------------------------------------------ internals
 
-    def _applied_batch(self, notifications: Sequence[RawNotification]) -> None:
-        """A batch of notifications is applied (in memory): its latency is measured now; the
-        snapshot and the state node follow in :meth:`_after_batch`, once per run of batches."""
-        self.metrics.observe([n.ctime_ms for n in notifications])
-        self._unpublished = True
-
-    def _after_batch(self) -> None:
-        """Snapshot first, then the state node: the node never claims more than the snapshot holds.
-
-        Neither may stall the listener: once it runs, a failure is logged once and retried after
-        the next step. During the initial load a state node it may not write fails the start.
-        The fleet record, when due, rides in the state node's write (:class:`StatePublisher`).
-        """
-        self._unpublished = False
-        if self.snapshot is not None:
-            try:
-                self.snapshot.write(self.manager.snapshot_lines())
-                self._side_ok("snapshot")
-            except OSError as exc:
-                self._side_error("snapshot", exc, f"cannot write snapshot {self.snapshot.path}")
-        self._publish(raise_errors=not self._started, with_record=self._started)
-        with self._applied:
-            self._applied.notify_all()
-
-    def _after_step(self) -> None:
-        """Every step ends here: a state node that could not be written is tried again."""
-        if self._publish_pending and not self._unpublished:
-            self._publish(raise_errors=False)
-
-    def _observe(self, result: BatchResult) -> None:
-        """Hand what was just applied, and the change the model is now at, to the observer (beside
-        a real broker) before the state is published, so no state node says "observed" for a
-        change the broker was not asked about yet; never waits."""
-        if self.observer is not None:
-            self.observer.observe(
-                [(a.entity_path, a.change_number, [k.name for k in a.keys]) for a in result.applied],
-                self.manager.last_applied_change,
-            )
-
-    def _before(self, entities: Sequence[Entity]) -> dict[str, dict[str, EffectiveValue]]:
-        """The effective config of each entity a batch is about to change (its applied log's old
-        values); nothing for a batch too big to resolve twice, or without an applied log."""
-        if self.applied_log is None or len(entities) > OLD_VALUES_LIMIT:
-            return {}
-        before: dict[str, dict[str, EffectiveValue]] = {}
-        for entity in entities:
-            try:
-                before[entity.path] = self.manager.effective(entity)
-            except ConfigctlError:
-                continue
-        return before
-
-    def _log_applied(
-        self,
-        result: BatchResult,
-        before: Mapping[str, Mapping[str, EffectiveValue]],
-        *,
-        full_load: bool = False,
-        up_to: int | None = None,
-    ) -> None:
-        """Append the batch to the applied log; a full disk is a side error, never a stall."""
-        if self.applied_log is None:
-            return
-        loaded = None
-        if full_load:
-            up_to = self.manager.last_applied_change
-            loaded = {
-                name: value
-                for name, value in self.manager.broker_config().items()
-                if value.source in DYNAMIC_BROKER_SOURCES
-            }
-        try:
-            self.applied_log.batch(result, before, full_load=full_load, up_to=up_to, loaded=loaded)
-            self._side_ok("applied log")
-        except OSError as exc:
-            self._side_error("applied log", exc, f"cannot append to {self.applied_log.path}")
-
-    def _observed_changed(self) -> None:
-        """The observer's verdict moved: log what the broker reported, then publish."""
-        if self.applied_log is not None and self.observer is not None:
-            try:
-                self.applied_log.observed(self.observer.problems())
-                self._side_ok("applied log")
-            except OSError as exc:
-                self._side_error("applied log", exc, f"cannot append to {self.applied_log.path}")
-        self._publish(raise_errors=False)
-
-    def _publish(self, *, raise_errors: bool, with_record: bool = False) -> None:
-        """Write the state node; with ``with_record``, the fleet record too when it is due (in the
-        same transaction), else it is left to the record's own throttle."""
-        record = self.fleet_record.due() if with_record else None
-        change = self.manager.last_applied_change
-        together = False
-        try:
-            with self._publish_lock:
-                together = self.publisher.publish(
-                    self.state(), also=(self.fleet_record.path, record[1]) if record is not None else None
-                )
-        except ConfigctlError as exc:
-            self._publish_pending = True
-            if raise_errors:
-                raise
-            self._side_error("state node", exc, f"cannot publish {self.publisher.path}")
-        else:
-            self._publish_pending = False
-            self._side_ok("state node")
-            self._state_published(change)
-        if record is not None and together:
-            self.fleet_record.wrote(record[0])
-            self._side_ok("fleet record")
-        elif record is not None:  # due, and the transaction could not carry it: alone
-            self.fleet_record.update()
-        elif with_record:
-            self.fleet_record.later()
-
     def _state_published(self, change: int) -> None:
         """The state node now says ``change`` (a hook: the fleet benchmark timestamps it here)."""
-
-    def _side_error(self, task: str, exc: BaseException, what: str | None = None) -> None:
-        """A side task (snapshot, state node, fleet record) failed: logged once per reason, counted."""
-        reason = one_line(exc)
-        self.side_error_counts[task] = self.side_error_counts.get(task, 0) + 1
-        if self._side_errors.get(task) != reason:
-            log.warning("%s (will retry): %s", printable(what or f"{task} failed"), printable(reason))
-        self._side_errors[task] = reason
-
-    def _side_ok(self, task: str) -> None:
-        if self._side_errors.pop(task, None) is not None:
-            log.info("%s written again", task)
 
 
 def _admin_factory(bootstrap: str, command_config: str | os.PathLike[str] | None) -> Any:
