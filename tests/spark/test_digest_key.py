@@ -19,7 +19,8 @@ from configctl.audit.options import AuditOptions
 from configctl.audit.run import audit
 from configctl.digests import DIGEST_KEY_ENV, digest
 from configctl.entities import Entity
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
+from configctl.listener.records import EntityRead
 from configctl.secrets import scram_credential
 from configctl.znodes import encode_entity_config
 

@@ -15,7 +15,8 @@ import pytest
 from configctl.audit.expected import expected_from_configs
 from configctl.audit.run import audit
 from configctl.entities import Entity
-from configctl.listener.manager import DynamicConfigManager, EntityRead
+from configctl.listener.manager import DynamicConfigManager
+from configctl.listener.records import EntityRead
 from configctl.secrets import digest
 from configctl.znodes import encode_entity_config
 
