@@ -28,7 +28,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 import click
@@ -42,7 +42,7 @@ from configctl.changes import KeyDiff
 from configctl.cli.options import settings
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError, EnvironmentProblem, PartiallyWritten, one_line, printable
-from configctl.secrets import MASK, mask_config
+from configctl.secrets import MASK
 
 Event = TypeVar("Event", contravariant=True)
 
@@ -287,27 +287,6 @@ def silence_stdout() -> None:
 
 
 # -- entities, configs and diffs --------------------------------------------------------------------
-
-
-def masked(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
-    """The config, sorted, with sensitive values replaced by the mask."""
-    return mask_config(
-        dict(sorted(config.items())), lambda key: catalogue.is_sensitive(entity.schema_type, key)
-    )
-
-
-def entity_json(entity: Entity, config: Mapping[str, str], version: int | None) -> dict[str, Any]:
-    """A ``describe -o json`` element (docs/reference/json-output.md)."""
-    document: dict[str, Any] = {
-        "entity_type": entity.type.value,
-        "entity_name": entity.name,
-        "entity_path": entity.path,
-        "config": masked(entity, config),
-        "version": version,
-    }
-    if entity.client is not None:
-        document["client_id"] = entity.client
-    return document
 
 
 def diff_json(entity: Entity, changes: Iterable[KeyDiff]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from configctl import ips
 from configctl.entities import Entity, EntityType
+from configctl.entitylevels import resolve_ip
 from configctl.handlers.base import (
     IGNORED,
     Admission,
@@ -22,7 +23,7 @@ from configctl.handlers.base import (
     Reads,
 )
 from configctl.handlers.whole import admit_whole
-from configctl.precedence import EffectiveValue, resolve_ip
+from configctl.precedence import EffectiveValue
 
 
 class IpHandler(FamilyHandler):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from configctl import agreement, catalogue
 from configctl.entities import DEFAULT, Entity, EntityType
+from configctl.entitylevels import resolve_quotas, resolve_stored_quotas, stored_quota_paths
 from configctl.handlers.base import (
     Admission,
     BrokerView,
@@ -22,7 +23,7 @@ from configctl.handlers.base import (
     Reads,
 )
 from configctl.handlers.whole import admit_whole
-from configctl.precedence import EffectiveValue, resolve_quotas, resolve_stored_quotas, stored_quota_paths
+from configctl.precedence import EffectiveValue
 
 if TYPE_CHECKING:
     from configctl.handlers.sidecar import Asker, Model

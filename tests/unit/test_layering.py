@@ -40,6 +40,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.changes": CORE,
     "configctl.configparse": CORE,
     "configctl.precedence": CORE,
+    "configctl.entitylevels": CORE,
     "configctl.validation": CORE,
     "configctl.handlers": CORE,
     "configctl.secrets": CORE,
@@ -90,15 +91,15 @@ role (:func:`configctl.cli.context.new_store`, the listener's runtime). Features
 see the roles only."""
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def module_name(path: Path, root: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
 def all_modules(root: Path = PACKAGE) -> dict[str, Path]:
-    return {module_name(path): path for path in sorted(root.rglob("*.py"))}
+    return {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
 
 
 def imports_of(name: str, path: Path, modules: Iterable[str]) -> set[str]:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from configctl import catalogue
 from configctl.entities import EntityType
+from configctl.entitylevels import quota_paths, resolve_ip, resolve_quotas
 from configctl.errors import InvalidInput
 from configctl.precedence import (
     DEFAULT_CONFIG,
@@ -21,10 +22,7 @@ from configctl.precedence import (
     BrokerValues,
     EffectiveValue,
     Synonym,
-    quota_paths,
     resolve_broker,
-    resolve_ip,
-    resolve_quotas,
     resolve_topic,
 )
 from configctl.values import kafka_text
