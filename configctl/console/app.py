@@ -32,10 +32,10 @@ from starlette.staticfiles import StaticFiles
 from configctl.console import documents, views
 from configctl.console.actions import Actions, check_reason
 from configctl.console.fanout import Fanout, message
-from configctl.console.hub import CHANGES, ROLLOUTS, STATUS, WatchHub
+from configctl.console.hub import WatchHub
 from configctl.console.security import ActionGate, Guard, Refused
 from configctl.errors import ConfigctlError, InvalidInput, NotFound, PermissionDenied, one_line, printable
-from configctl.store import ConfigStore
+from configctl.store import CHANGES, ROLLOUTS, STATUS, ConfigStore
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from configctl.console import documents
 from configctl.errors import ConfigctlError, one_line
-from configctl.store import CHANGES, FLEET_PARTS, ROLLOUTS, STATUS, ConfigStore
+from configctl.store import CHANGES, FLEET_PARTS, STATUS, ConfigStore
 
 log = logging.getLogger(__name__)
 
