@@ -28,6 +28,7 @@ from urllib.parse import quote, unquote
 
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
+from configctl.timeref import in_calendar
 
 CHANGES_PATH = "/config/changes"
 NOTIFICATION_PREFIX = "config_change_"
@@ -400,10 +401,14 @@ class HistoryZNodes:
                     for k in sorted(set(previous) | set(after))
                     if previous.get(k) != after.get(k)
                 }
+            time_ms = obj.get("time_ms")
+            if not in_calendar(time_ms):  # a forged time would break every reader that prints it
+                shown = json.dumps(time_ms)[:40]
+                raise InvalidInput(f"history record is malformed: time_ms {shown} is not a moment")
             return HistoryRecord(
                 entity_path=str(obj.get("entity_path", "")),
                 version=int(obj["version"]),
-                time_ms=int(obj["time_ms"]),
+                time_ms=time_ms,
                 identity=str(obj.get("identity", "")),
                 reason=str(obj.get("reason", "")),
                 config=config,
