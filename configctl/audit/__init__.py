@@ -13,7 +13,11 @@
 - :mod:`~configctl.audit.schema`: the Spark read schema and key-name rules, derived from
   :mod:`configctl.snapshot` and :mod:`configctl.catalogue`.
 - :mod:`~configctl.audit.report`: the terminal summary and the HTML report.
-- :mod:`~configctl.audit.simulate`: fleets with drift at known places, and their ground truth.
+- :mod:`~configctl.audit.simulate`: fleets with drift at known places written as snapshots,
+  beside their ground truth and desired state; the fleet's values
+  (:mod:`~configctl.audit.simulation_values`), its model (:mod:`~configctl.audit.simulation_model`),
+  how one is built with drift injected (:mod:`~configctl.audit.simulation_build`) and the oracle
+  (:mod:`~configctl.audit.simulation_truth`) each have their module.
 - :mod:`~configctl.audit.spark`: the Spark session (local and quiet by default).
 - :mod:`~configctl.audit.package`: the zip a cluster gets with ``--py-files``.
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from configctl.audit.simulate import GROUND_TRUTH_FIELDS as TRUTH_FIELDS
 from configctl.audit.simulate import GROUND_TRUTH_FILE
+from configctl.audit.simulation_truth import GROUND_TRUTH_FIELDS as TRUTH_FIELDS
 
 
 def ground_truth(directory: Path) -> dict[str, Any]:

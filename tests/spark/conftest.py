@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from configctl.audit.simulate import SimulationSpec, simulate
+from configctl.audit.simulate import simulate
+from configctl.audit.simulation_model import SimulationSpec
 
 
 @pytest.fixture(scope="session")

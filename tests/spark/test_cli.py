@@ -13,7 +13,9 @@ from helpers import run_cli
 from configctl.audit import job
 from configctl.audit.expected import ExpectedState
 from configctl.audit.schema import is_sensitive
-from configctl.audit.simulate import DESIRED_STATE_FILE, SimulationSpec, build_fleet, fingerprint
+from configctl.audit.simulate import DESIRED_STATE_FILE, fingerprint
+from configctl.audit.simulation_build import build_fleet
+from configctl.audit.simulation_model import SimulationSpec
 from configctl.cli.main import main
 
 pytestmark = pytest.mark.spark

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from configctl.audit.schema import is_sensitive
-from configctl.audit.simulate import SimulationSpec, build_fleet, fingerprint, simulate
+from configctl.audit.simulate import fingerprint, simulate
+from configctl.audit.simulation_build import build_fleet
+from configctl.audit.simulation_model import SimulationSpec
 from configctl.snapshot import FIELD_NAMES
 
 pytestmark = pytest.mark.unit
