@@ -43,8 +43,6 @@ LOGGED_LIMIT = 100_000
 ProblemKey = tuple[str, str | None, str | None]
 """A problem's place in the book: its kind, its entity path (or notification node) and its key."""
 
-_EMPTY: Mapping[str, str] = {}
-
 
 class ProblemBook:
     """The problems one broker holds, oldest first; see the module docstring.
@@ -191,7 +189,7 @@ class ProblemBook:
                 entity_type = Entity.from_path(path).type
             except ConfigctlError:
                 continue
-            config = configs.get(path, _EMPTY)
+            config = configs.get(path, {})
             found[path] = mask_config(
                 dict(config), lambda name, t=entity_type: catalogue.is_sensitive(t, name)
             )
