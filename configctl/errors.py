@@ -32,11 +32,20 @@ class InvalidInput(ConfigctlError):
 
 
 class ValidationFailed(InvalidInput):
-    """A config change fails the schema; carries every problem, not just the first."""
+    """A config change fails the schema; carries every problem, not just the first.
 
-    def __init__(self, problems: list[str]) -> None:
+    The message counts every problem found but lists at most :attr:`SHOWN` of them (a file with
+    ten thousand bad keys is still one readable line); :attr:`problems` keeps them all.
+    """
+
+    SHOWN = 100
+
+    def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
-        joined = "; ".join(self.problems)
+        listed = self.problems[: self.SHOWN]
+        if len(self.problems) > self.SHOWN:
+            listed.append(f"... and {len(self.problems) - self.SHOWN} more")
+        joined = "; ".join(listed)
         super().__init__(
             f"invalid config: {joined}"
             if len(self.problems) == 1

@@ -33,6 +33,7 @@ Pure apart from reading the file.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -54,8 +55,6 @@ SECRETS_MARKER = "x-configctl-secrets"
 SECRETS_OMITTED = "omitted"
 """``x-configctl-secrets: omitted`` (written by ``export --no-secrets``): the file leaves sensitive keys
 out, so plan and apply keep the stored ones instead of deleting them (see :class:`DesiredState`)."""
-MAX_PROBLEMS_SHOWN = 100
-"""A file with thousands of mistakes would make an unreadable line; the count is always given."""
 
 
 @dataclass(frozen=True)
@@ -121,17 +120,8 @@ def parse(
         problems.sort(
             key=lambda p: int(p[prefix:].split(":", 1)[0]) if p[prefix : prefix + 1].isdigit() else 0
         )
-        raise _failure(problems)
+        raise ValidationFailed(problems)
     return state
-
-
-def _failure(problems: list[str]) -> ValidationFailed:
-    shown = problems[:MAX_PROBLEMS_SHOWN]
-    if len(problems) > MAX_PROBLEMS_SHOWN:
-        shown.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
-    error = ValidationFailed(shown)
-    error.problems = list(problems)
-    return error
 
 
 # -- checking -----------------------------------------------------------------------------------
@@ -314,8 +304,9 @@ def _validate(
         found += validate.validate_config(entity, checked, changed=(), allow_custom=allow_custom)
     else:
         found = validate.validate_config(entity, checked, allow_custom=allow_custom)
+    longest = max(map(len, key_lines), default=0)
     for problem in found:
-        line = _problem_line(problem, key_lines)
+        line = _problem_line(problem, key_lines, longest)
         problems.append(f"{_where(source, line)}: {shown}: {problem}")
 
 
@@ -336,22 +327,22 @@ def _topic_key_problems(key: str, value: str, allow_custom: bool) -> tuple[str, 
     return tuple(p for p in every if p not in cross)
 
 
-def _problem_line(problem: str, key_lines: Mapping[str, int | None]) -> int | None:
-    """The line of the key a validation message is about: the key it starts with, else the first it quotes."""
-    best: tuple[int, int] | None = None
-    chosen = ""
-    for key in key_lines:
-        if not key:
-            continue
-        if problem.startswith((f"{key}:", f"{key} ")):
-            rank = (0, -len(key))
-        elif f"'{key}'" in problem:
-            rank = (1 + problem.index(f"'{key}'"), -len(key))
-        else:
-            continue
-        if best is None or rank < best:
-            best, chosen = rank, key
-    return key_lines.get(chosen, key_lines.get(""))
+def _problem_line(problem: str, key_lines: Mapping[str, int | None], longest: int) -> int | None:
+    """The line of the key a validation message is about: the longest key it starts with (then
+    ``:`` or a space), else the first it quotes (``'key'``; the longest at the first quote).
+
+    The candidates are read off the message and looked up, never every key tried against it:
+    an entity with ten thousand bad keys has ten thousand problems (``longest``: the longest key).
+    """
+    for end in range(min(longest, len(problem) - 1), 0, -1):
+        if problem[end] in ": " and problem[:end] in key_lines:
+            return key_lines[problem[:end]]
+    quotes = [i for i, char in enumerate(problem) if char == "'"]
+    for n, start in enumerate(quotes):
+        for end in reversed(quotes[n + 1 : bisect_right(quotes, start + 1 + longest)]):
+            if end > start + 1 and problem[start + 1 : end] in key_lines:
+                return key_lines[problem[start + 1 : end]]
+    return key_lines.get("")
 
 
 # -- writing ------------------------------------------------------------------------------------
