@@ -66,16 +66,10 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.results import format_table, record_rows  # noqa: E402 (after the path set-up above)
-from configctl.audit.simulate import (  # noqa: E402
-    BUILTIN,
-    DESIRED_STATE_FILE,
-    GROUND_TRUTH_FIELDS,
-    GROUND_TRUTH_FILE,
-    QUOTA_BASE,
-    STATIC_SHARED,
-    SimulationSpec,
-    simulate,
-)
+from configctl.audit.simulate import DESIRED_STATE_FILE, GROUND_TRUTH_FILE, simulate  # noqa: E402
+from configctl.audit.simulation_model import SimulationSpec  # noqa: E402
+from configctl.audit.simulation_truth import GROUND_TRUTH_FIELDS  # noqa: E402
+from configctl.audit.simulation_values import BUILTIN, QUOTA_BASE, STATIC_SHARED  # noqa: E402
 from configctl.audit.timeline_simulate import AppliedSpec, simulate_applied  # noqa: E402
 
 AUDIT_TARGET = 2.0
@@ -157,7 +151,7 @@ def bare_query(spark: Any, directory: str) -> None:
 def session_child(args: argparse.Namespace) -> None:
     """Time the bare query and the audit in one session; print one JSON document on stdout."""
     from configctl.audit.expected import read_expected_state
-    from configctl.audit.job import audit
+    from configctl.audit.run import audit
     from configctl.audit.spark import build_session
 
     fleet, warm = args.fleet, args.warm
@@ -519,7 +513,7 @@ def spread(values: list[float]) -> str:
 def scaling(args: argparse.Namespace, workdir: Path) -> None:
     """The older throughput table: rows/s per size in one local session, and the growth exponent."""
     from configctl.audit.expected import read_expected_state
-    from configctl.audit.job import audit
+    from configctl.audit.run import audit
     from configctl.audit.spark import build_session
 
     spark = build_session(args.master)

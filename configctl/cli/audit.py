@@ -1,6 +1,6 @@
 """``configctl audit``: the Spark drift audit over broker snapshots, and ``audit simulate``.
 
-Thin: :mod:`configctl.audit.job` does the work in Spark, :mod:`configctl.audit.report` renders.
+Thin: :mod:`configctl.audit.run` does the work in Spark, :mod:`configctl.audit.report` renders.
 pyspark is imported inside the command, never at import time, so ``configctl --help`` and
 ``configctl audit --help`` stay fast.
 """
@@ -236,7 +236,7 @@ def _run_in_time(
     """``--timeline`` or ``--at`` over the applied logs under ``snapshots`` (:mod:`configctl.audit.timeline`);
     ``change:N`` is when change N first took effect on any broker there."""
     from configctl.audit import timeline as in_time
-    from configctl.audit.job import AuditInputError, AuditOptions
+    from configctl.audit.options import AuditInputError, AuditOptions
     from configctl.audit.spark import SparkStartError, audit_session
 
     def moment(spark: Any, ref: TimeRef | None) -> int | None:
@@ -290,8 +290,8 @@ def _run_audit(
     pattern: str,
     digest_key: bytes | None,
 ) -> dict[str, Any]:
-    from configctl.audit.job import AuditInputError, AuditOptions
-    from configctl.audit.job import audit as run
+    from configctl.audit.options import AuditInputError, AuditOptions
+    from configctl.audit.run import audit as run
     from configctl.audit.spark import SparkStartError, audit_session
 
     try:
@@ -426,8 +426,8 @@ def simulate(
     audit must report, with and without the desired state) and desired_state.json (use it with
     `configctl audit --desired-state`). Existing broker-*.jsonl files in OUT are replaced.
     """
-    from configctl.audit.simulate import SimulationSpec
     from configctl.audit.simulate import simulate as run
+    from configctl.audit.simulation_model import SimulationSpec
 
     try:
         spec = SimulationSpec(brokers, topics, drift_rate, seed, malformed, changes, pending)
