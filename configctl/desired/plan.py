@@ -27,7 +27,7 @@ from configctl import catalogue, impact, secrets, writer
 from configctl.changes import KeyDiff, diff
 from configctl.desired.document import DesiredState, is_scram_spec, secret_keys
 from configctl.entities import Entity, EntityType
-from configctl.errors import Conflict, InvalidInput
+from configctl.errors import Conflict, InvalidInput, ValidationFailed
 from configctl.files import read_json
 from configctl.gcpause import collector_paused
 from configctl.store import Change, ConfigStore, Stored
@@ -239,7 +239,7 @@ def compute_plan(
                 )
             )
     if problems:
-        raise InvalidInput("; ".join(problems))
+        raise ValidationFailed(problems)  # counted, and listed within one readable line
     if prune:
         for item in by_entity.values():
             if item.entity in desired.configs or item.entity.type not in desired.types:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from configctl.desired import document as desired
+from configctl.desired import plan
 from configctl.errors import ValidationFailed
 
 pytestmark = pytest.mark.unit
@@ -36,3 +37,15 @@ def test_the_count_is_what_was_found_and_the_list_is_bounded(found, listed):
         assert message.startswith(f"{found} problems: problem 0; ")
     assert message.count("problem ") == listed
     assert ("more" in message) == (found > listed)
+
+
+def test_plan_counts_the_secrets_it_cannot_resolve():
+    """plan's own problems (a broker password in plain text, no encoder secret) are counted too;
+    they were joined into one unbounded line without a count."""
+    brokers = ", ".join(f"'{i}': {{listener.name.internal.ssl.key.password: pw}}" for i in range(150))
+    state = desired.parse(f"brokers: {{{brokers}}}", source="f.yaml")
+    with pytest.raises(ValidationFailed) as caught:
+        plan.compute_plan(state, [], encoder=None)
+    message = str(caught.value)
+    assert message.startswith("150 problems: f.yaml: brokers/0: listener.name.internal.ssl.key.password")
+    assert message.endswith("; ... and 50 more") and len(caught.value.problems) == 150
