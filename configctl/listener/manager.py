@@ -90,7 +90,7 @@ class DynamicConfigManager:
             self.broker_id, self.static_config, self._configs, known=self._known, families=self._families
         )
         self._decrypt = PasswordDecryptor(self.static_config).decrypt
-        self._static_shown = PublishedStaticConfig()
+        self._published_static = PublishedStaticConfig()
         self.last_applied_change = NO_CHANGE
         self.applied_at_ms: int | None = None
         self.counters: dict[str, int] = {
@@ -100,8 +100,8 @@ class DynamicConfigManager:
             **{f"{kind}_problems": 0 for kind in KINDS},
         }
         self._plugin_calls = PluginCalls(self.plugins, self.counters)
-        self._problems = ProblemBook(self._lock, self.counters, self._now_ms)
-        self._snapshot = SnapshotCache()
+        self._problem_book = ProblemBook(self._lock, self.counters, self._now_ms)
+        self._snapshot_cache = SnapshotCache()
 
     # ------------------------------------------------------------------------------ plugins
 
@@ -170,14 +170,14 @@ class DynamicConfigManager:
 
     def problems(self) -> list[Problem]:
         """What this broker could not apply, oldest first."""
-        return self._problems.problems()
+        return self._problem_book.problems()
 
     def known_paths(self, prefix: str) -> list[str]:
         """Entity paths below ``prefix`` (``users/``) in force or with a problem: what a full load
         must still read one by one when it cannot list their directory."""
         with self._lock:
             paths = {p for p in self._configs if p.startswith(prefix)}
-            paths.update(self._problems.paths_below(prefix))
+            paths.update(self._problem_book.paths_below(prefix))
         return sorted(paths)
 
     def is_relevant(self, entity: Entity) -> bool:
@@ -195,7 +195,7 @@ class DynamicConfigManager:
         latest: dict[Entity, int] = {}
         for item in notifications:
             if item.error is not None:
-                self._problems.report(
+                self._problem_book.report(
                     Problem(UNREADABLE, None, item.number, item.error, notification=item.name)
                 )
                 continue
@@ -204,7 +204,9 @@ class DynamicConfigManager:
             try:
                 entity = decode_notification(item.data)
             except InvalidInput as exc:
-                self._problems.report(Problem(POISON, None, item.number, str(exc), notification=item.name))
+                self._problem_book.report(
+                    Problem(POISON, None, item.number, str(exc), notification=item.name)
+                )
                 continue
             if not self.is_relevant(entity):
                 continue
@@ -214,13 +216,13 @@ class DynamicConfigManager:
 
     def bad_notification_name(self, name: str) -> None:
         """A node under /config/changes that is not ``config_change_NNNNNNNNNN``."""
-        self._problems.report(
+        self._problem_book.report(
             Problem(POISON, None, None, "not a config change notification node name", notification=name)
         )
 
     def notifications_present(self, names: Iterable[str]) -> None:
         """Forget problems of notification nodes that are gone (purged): they can never apply."""
-        self._problems.forget_notifications_except(set(names))
+        self._problem_book.forget_notifications_except(set(names))
 
     # ------------------------------------------------------------------------------ applying
 
@@ -254,15 +256,15 @@ class DynamicConfigManager:
         """
         result = BatchResult(summary_only=initial)
         for path, reason in (invalid or {}).items():
-            self._problems.report(Problem(POISON, path, None, reason), result)
+            self._problem_book.report(Problem(POISON, path, None, reason), result)
         hidden = tuple(f"{path}/" for path in (unreadable or {}))
         for path, reason in (unreadable or {}).items():
-            self._problems.report(Problem(UNREADABLE, path, None, reason), result)
+            self._problem_book.report(Problem(UNREADABLE, path, None, reason), result)
         seen: set[str] = set()
         present: dict[EntityType, set[str]] = {}  # known_by_node names whose node is (still) there
         # Nothing in force yet (a first load): nothing can have gone, so the 100,000 paths and
         # names need not be collected to find out.
-        fresh = not self._configs and not any(self._known.values()) and not self._problems.entries
+        fresh = not self._configs and not any(self._known.values()) and not self._problem_book.entries
         count = 0
         for read in reads:
             if not self._apply_one(read, result):
@@ -287,7 +289,7 @@ class DynamicConfigManager:
             self._apply_one(EntityRead(entity, None), result)
         keep = seen | set(invalid or ()) | set(unreadable or ())
         if hidden:
-            keep |= self._problems.paths_below(hidden)
+            keep |= self._problem_book.paths_below(hidden)
         with self._lock:
             for etype in [*self._known, *(t for t in present if t not in self._known)]:
                 names = self._known.setdefault(etype, set())
@@ -297,7 +299,7 @@ class DynamicConfigManager:
                     found | {p[len(prefix) :] for p in self._configs if p.startswith(prefix)}
                 )
                 names.update(found)
-            self._problems.forget_entities_except(keep)  # the others' nodes are gone from ZooKeeper
+            self._problem_book.forget_entities_except(keep)  # the others' nodes are gone from ZooKeeper
         self._finish_load(result, up_to, count, initial)
         return result
 
@@ -333,19 +335,19 @@ class DynamicConfigManager:
         path = entity.path
         independent = handler.independent
         if read.error is not None:
-            self._problems.report(Problem(UNREADABLE, path, number, read.error), result)
+            self._problem_book.report(Problem(UNREADABLE, path, number, read.error), result)
             return True
         try:
             stored = decode_entity_config(read.data) if read.data is not None else {}
         except InvalidInput as exc:
             self._know(handler, entity, read)
-            self._problems.report(Problem(POISON, path, number, str(exc)), result)
+            self._problem_book.report(Problem(POISON, path, number, str(exc)), result)
             return True
         admission = handler.admit(entity, stored, change_number=number, decrypt=self._decrypt)
         if admission.config is None:
             self._know(handler, entity, read)
             for problem in admission.problems:
-                self._problems.report(problem, result)
+                self._problem_book.report(problem, result)
             return True
         config = compact(admission.config) if independent else _interned(admission.config)
         old = self._configs.get(path, _EMPTY)
@@ -357,7 +359,7 @@ class DynamicConfigManager:
                         self._known.get(entity.type, set()).discard(entity.name)
                 else:
                     self._know(handler, entity, read)
-            self._problems.settle(handler, entity, number, admission.problems, self._view, result)
+            self._problem_book.settle(handler, entity, number, admission.problems, self._view, result)
             return True
         if independent and not self.plugins:
             # The hot path of a full load: a topic moves nothing but itself, and no plugin needs
@@ -373,7 +375,7 @@ class DynamicConfigManager:
             if rejection is not None:
                 self._know(handler, entity, read)
                 plugin, reason = rejection
-                self._problems.report(Problem(REJECTED, path, number, reason, plugin=plugin), result)
+                self._problem_book.report(Problem(REJECTED, path, number, reason, plugin=plugin), result)
                 return True
         if not result.summary_only:
             diffs = sorted(
@@ -388,8 +390,8 @@ class DynamicConfigManager:
             result.applied.append(AppliedChange(number, path, keys))
         result.applied_count += 1
         self._commit(handler, entity, config, after, removed=read.data is None)
-        if admission.problems or handler.layered or self._problems.entries:
-            self._problems.settle(handler, entity, number, admission.problems, after, result)
+        if admission.problems or handler.layered or self._problem_book.entries:
+            self._problem_book.settle(handler, entity, number, admission.problems, after, result)
         for update in moved:
             self._plugin_calls.reconfigure(update, number)
         return True
@@ -435,7 +437,7 @@ class DynamicConfigManager:
                     families=self._families,
                     resolution=after.resolution,
                 )
-                self._snapshot.broker_changed()
+                self._snapshot_cache.broker_changed()
             if handler.known_by_node:
                 names = self._known.get(entity.type)
                 if removed:
@@ -446,23 +448,23 @@ class DynamicConfigManager:
                 else:
                     self._known[entity.type] = {entity.name}
             if independent:
-                stale = self._snapshot.stale  # None before the first snapshot: nothing to mark
+                stale = self._snapshot_cache.stale  # None before the first snapshot: nothing to mark
                 if stale is not None:
                     if config:
                         stale.add(path)
                     else:
-                        self._snapshot.member_removed(path)
+                        self._snapshot_cache.member_removed(path)
             elif family is not None:
-                self._snapshot.others_changed()
+                self._snapshot_cache.others_changed()
 
     # ------------------------------------------------------------------------------ state & snapshot
 
     def masked_static_config(self) -> dict[str, str]:
-        return self._static_shown.masked(self.static_config, self.digest_key)
+        return self._published_static.masked(self.static_config, self.digest_key)
 
     def static_config_digests(self) -> dict[str, str]:
         """Keyed digests of the sensitive static values (:meth:`PublishedStaticConfig.digests`)."""
-        return self._static_shown.digests(self.static_config, self.digest_key)
+        return self._published_static.digests(self.static_config, self.digest_key)
 
     def state_document(self) -> dict[str, Any]:
         """The broker state node's document (docs/reference/state-and-fleet-nodes.md): what it applied,
@@ -474,7 +476,7 @@ class DynamicConfigManager:
                 "applied_at_ms": self.applied_at_ms,
                 "static_config": self.masked_static_config(),
                 "static_config_digests": self.static_config_digests(),
-                **self._problems.published(self._configs),  # problems, problems_omitted, in_force
+                **self._problem_book.published(self._configs),  # problems, problems_omitted, in_force
                 "counters": dict(self.counters),
                 "plugins": [p.name for p in self.plugins],
                 "entities": len(self._configs),
@@ -491,7 +493,7 @@ class DynamicConfigManager:
             captured = self._now_ms() if captured_at_ms is None else captured_at_ms
             head = snapshot.head(self.broker_id, self.last_applied_change)
             tail = snapshot.tail(captured)
-            groups = self._snapshot.groups(self._view, self._configs, self._families, self.digest_key)
+            groups = self._snapshot_cache.groups(self._view, self._configs, self._families, self.digest_key)
         for lines in groups:
             if isinstance(lines, str):
                 yield head + lines + tail
