@@ -47,7 +47,10 @@ from configctl.desired import plan as plans  # noqa: E402
 from configctl.desired import syntax  # noqa: E402
 from configctl.entities import Entity  # noqa: E402
 from configctl.localzk import LocalZooKeeper, port_is_free  # noqa: E402
-from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT, Change, ConfigStore, batches  # noqa: E402
+from configctl.settings import DEFAULT_HISTORY_LIMIT  # noqa: E402
+from configctl.store import Change  # noqa: E402
+from configctl.zk.configstore import ZooKeeperStore  # noqa: E402
+from configctl.zk.multisize import batches  # noqa: E402
 from configctl.zkconnection import ConnectionSettings  # noqa: E402
 from configctl.znodes import (  # noqa: E402
     CHANGES_PATH,
@@ -152,7 +155,7 @@ def library_apply(
 ) -> dict[str, float]:
     """configctl end to end through the library: load + validate, read + plan, check + apply."""
     timings: dict[str, float] = {}
-    with ConfigStore.connect(
+    with ZooKeeperStore.connect(
         ConnectionSettings(connect, timeout=30), identity="bench", history_limit=history_limit
     ) as store:
         store.session.ensure_path(CHANGES_PATH)  # same starting point as the raw side

@@ -116,7 +116,7 @@ def ensemble(workdir: Path, tick_ms: int = TICK_TIME_MS) -> Iterator[Any]:
 
 
 def make_chroot(connect: str, name: str) -> str:
-    from configctl.zk.configstore import ConfigStore
+    from configctl.zk.configstore import ZooKeeperStore
     from configctl.znodes import CHANGES_PATH
 
     client = KazooClient(hosts=connect, timeout=30)
@@ -125,7 +125,7 @@ def make_chroot(connect: str, name: str) -> str:
     client.stop()
     client.close()
     chroot = f"{connect}/{name}"
-    with ConfigStore.connect(chroot) as store:
+    with ZooKeeperStore.connect(chroot) as store:
         store.session.ensure_path(CHANGES_PATH)
     return chroot
 
@@ -157,8 +157,8 @@ def worker_main(connect: str, first: int, count: int, raw_count: int, options: d
     """
     from configctl.listener import ConfigListener
     from configctl.zk import purge
-    from configctl.zkconnection import ConnectionSettings
     from configctl.zk.session import ZkSession
+    from configctl.zkconnection import ConnectionSettings
 
     if options.get("purge") == "all":  # before the lease: every listener purges, as Kafka's brokers do
         purge.LEASE_PATH = None
@@ -446,7 +446,7 @@ def measure(brokers: int, changes: int, interval: float, per_process: int, optio
     from configctl import fleet
     from configctl.entities import DEFAULT, Entity, EntityType
     from configctl.writer import alter, prepare_change
-    from configctl.zk.configstore import ConfigStore
+    from configctl.zk.configstore import ZooKeeperStore
 
     with tempfile.TemporaryDirectory(prefix="configctl-fleet-") as tmp, ensemble(Path(tmp), TICK_MS) as zk:
         connect = make_chroot(zk.connect_string, "fleet")
@@ -465,7 +465,7 @@ def measure(brokers: int, changes: int, interval: float, per_process: int, optio
             raw_sets: list[tuple[str, float]] = []
             tick = KazooClient(hosts=connect, timeout=30)
             tick.start(timeout=60)
-            with ConfigStore.connect(connect) as store:
+            with ZooKeeperStore.connect(connect) as store:
                 for k in range(changes):
                     begun = time.time()
                     if k % 10 == 9:

@@ -80,7 +80,7 @@ from configctl.localkafka import (  # noqa: E402
 )
 from configctl.localzk import ClientSettings, LocalZooKeeper, port_is_free  # noqa: E402
 from configctl.writer import alter, prepare_change  # noqa: E402
-from configctl.zk.configstore import ConfigStore  # noqa: E402
+from configctl.zk.configstore import ZooKeeperStore  # noqa: E402
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PREFIX, BrokerStateZNode  # noqa: E402
 
 KAFKA_HOME = REPO_ROOT / "build" / "kafka"  # absolute: localkafka runs each broker in its own directory
@@ -479,7 +479,7 @@ def describe_reads_zookeeper(ctx: Context) -> bool:
     except SystemExit:
         return False
     finally:  # put it right through configctl, notification included, so the broker agrees again
-        with ConfigStore.connect(ctx.connect) as store:
+        with ZooKeeperStore.connect(ctx.connect) as store:
             entity = Entity.of(EntityType.TOPICS, topic)
             alter(store, entity, prepare_change(entity, {"retention.ms": str(ctx.value())}))
 
@@ -518,7 +518,7 @@ def propagation(ctx: Context, changes: int, poll_ms: float, pause_ms: float) -> 
             "raw": [],
         }
         polls = []
-        with ConfigStore.connect(ctx.connect) as store:
+        with ZooKeeperStore.connect(ctx.connect) as store:
             for k in range(changes):
                 topic = topics[k % len(topics)]
                 value = ctx.value()

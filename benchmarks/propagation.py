@@ -53,8 +53,9 @@ from benchmarks.results import format_table, record_rows  # noqa: E402
 from configctl import fleet  # noqa: E402
 from configctl.entities import DEFAULT, Entity, EntityType  # noqa: E402
 from configctl.localzk import LocalZooKeeper  # noqa: E402
+from configctl.store import Change  # noqa: E402
 from configctl.writer import alter, prepare_change  # noqa: E402
-from configctl.zk.configstore import Change, ConfigStore  # noqa: E402
+from configctl.zk.configstore import ZooKeeperStore  # noqa: E402
 from configctl.zkconnection import ConnectionSettings  # noqa: E402
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PATH_PREFIX, encode_notification  # noqa: E402
 
@@ -264,7 +265,7 @@ def propagation(
     root: str, work: Path, brokers: int, alters: int, interval: float, zk_pids: list[int]
 ) -> dict:
     connect = make_chroot(root, "propagation")
-    with ConfigStore.connect(connect) as store:
+    with ZooKeeperStore.connect(connect) as store:
         store.session.ensure_path(CHANGES_PATH)
     print(f"starting {brokers} listener processes ...", flush=True)
     listeners = [ListenerProcess(connect, i, work) for i in range(1, brokers + 1)]
@@ -287,7 +288,7 @@ def propagation(
         cpu_before = sum(sum(p.cpu_times()[:2]) for p in procs)
         zk_cpu_before = sum(sum(p.cpu_times()[:2]) for p in zk_procs)
         wall_before = time.time()
-        with ConfigStore.connect(connect) as store:
+        with ZooKeeperStore.connect(connect) as store:
             for k in range(alters):
                 started = time.time()
                 if k % 10 == 9:
@@ -356,7 +357,7 @@ def bulk_changes(connect: str, count: int, prefix: str) -> int:
         for i in range(count)
     ]
     last = -1
-    with ConfigStore.connect(ConnectionSettings(connect, timeout=60), history_limit=0) as store:
+    with ZooKeeperStore.connect(ConnectionSettings(connect, timeout=60), history_limit=0) as store:
         for committed in store.commit_batches(changes):
             last = committed[-1].change_number
     return last
@@ -364,7 +365,7 @@ def bulk_changes(connect: str, count: int, prefix: str) -> int:
 
 def catch_up(root: str, work: Path, count: int) -> dict:
     connect = make_chroot(root, "catchup")
-    with ConfigStore.connect(connect) as store:
+    with ZooKeeperStore.connect(connect) as store:
         store.session.ensure_path(CHANGES_PATH)
     listener = ListenerProcess(connect, 1, work, zk_timeout=120)
     try:
@@ -484,14 +485,14 @@ def memory(root: str, work: Path, topics: int) -> dict:
         snapshot = state_dir / "broker-1.jsonl"
         lines = sum(1 for _ in snapshot.open())
         # one more change: the cost of rewriting the whole snapshot after a single alter
-        with ConfigStore.connect(connect) as store:
+        with ZooKeeperStore.connect(connect) as store:
             entity = Entity.of(EntityType.TOPICS, "t000000")
             number = alter(
                 store, entity, prepare_change(entity, {"retention.ms": "1"})
             ).committed.change_number
         committed = time.time()
         wait(lambda: listener.numbers and listener.numbers[-1] >= number, 60, "one change")
-        with ConfigStore.connect(connect) as store:
+        with ZooKeeperStore.connect(connect) as store:
             wait(
                 lambda: (fleet.broker_state(store, 1) or {}).get("last_applied_change") == number,
                 60,
@@ -564,7 +565,7 @@ def wait_returns(connect: str, tick: KazooClient, raw: RawWatchers, count: int, 
     times: list[float] = []
     raw_times: list[float] = []
     all_applied = 0
-    with ConfigStore.connect(connect) as store:
+    with ZooKeeperStore.connect(connect) as store:
         for k in range(count):
             entity = Entity.of(EntityType.TOPICS, f"topic-{k % 50}")
             result = alter(store, entity, prepare_change(entity, {"retention.ms": str(200_000 + k)}))

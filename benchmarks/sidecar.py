@@ -46,7 +46,7 @@ from configctl.entities import Entity, EntityType  # noqa: E402
 from configctl.localkafka import KafkaCluster, kafka_version  # noqa: E402
 from configctl.localzk import ClientSettings, LocalZooKeeper, port_is_free  # noqa: E402
 from configctl.writer import alter, prepare_change  # noqa: E402
-from configctl.zk.configstore import ConfigStore  # noqa: E402
+from configctl.zk.configstore import ZooKeeperStore  # noqa: E402
 
 KAFKA_HOME = REPO_ROOT / "build" / "kafka"
 BROKERS = (1, 2, 3)
@@ -73,7 +73,7 @@ def start_listeners(
     return processes
 
 
-def ready(store: ConfigStore, *, sidecar: bool) -> bool:
+def ready(store: ZooKeeperStore, *, sidecar: bool) -> bool:
     states = fleet.broker_states(store)
     if set(states) != set(BROKERS):
         return False
@@ -90,13 +90,13 @@ def wait_until(condition, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def requests_sent(store: ConfigStore) -> int:
+def requests_sent(store: ZooKeeperStore) -> int:
     return sum(
         int(s.get("counters", {}).get("admin_requests", 0)) for s in fleet.broker_states(store).values()
     )
 
 
-def run_changes(store: ConfigStore, changes: int, pause_ms: float, value: list[int]) -> list[float]:
+def run_changes(store: ZooKeeperStore, changes: int, pause_ms: float, value: list[int]) -> list[float]:
     """Commit ``changes`` topic changes; for each, commit returned -> every broker applied (--wait)."""
     entity = Entity(EntityType.TOPICS, TOPIC)
     samples = []
@@ -179,7 +179,7 @@ def main() -> None:
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap.split(","), client_id="bench-setup")
         admin.create_topics([NewTopic(TOPIC, 1, 1)])
         admin.close()
-        store = stack.enter_context(ConfigStore.connect(connect))
+        store = stack.enter_context(ZooKeeperStore.connect(connect))
         results["setup"] = {"kafka_version": kafka_version(KAFKA_HOME), "brokers": len(BROKERS)}
         for name, sidecar in (("model_only", False), ("sidecar", True)):
             processes = start_listeners(cluster, connect, work, sidecar=sidecar)

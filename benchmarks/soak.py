@@ -57,7 +57,7 @@ from benchmarks.fleet import Worker, child_env, ensemble, make_chroot  # noqa: E
 from configctl.entities import DEFAULT, Entity, EntityType  # noqa: E402
 from configctl.listener import ConfigListener  # noqa: E402
 from configctl.writer import alter, prepare_change  # noqa: E402
-from configctl.zk.configstore import ConfigStore  # noqa: E402
+from configctl.zk.configstore import ZooKeeperStore  # noqa: E402
 from configctl.znodes import CHANGES_PATH  # noqa: E402
 
 SESSION_TIMEOUT_S = 6.0
@@ -182,7 +182,7 @@ class Soak:
     def writer(self) -> None:
         rng = random.Random(1)
         k = 0
-        with ConfigStore.connect(self.connect) as store:
+        with ZooKeeperStore.connect(self.connect) as store:
             while not self.stop_writing.is_set():
                 k += 1
                 roll = rng.random()
@@ -196,7 +196,7 @@ class Soak:
                     self.alter_one(store, k, rng)
                 time.sleep(rng.uniform(0.05, 0.3))
 
-    def alter_one(self, store: ConfigStore, k: int, rng: random.Random) -> None:
+    def alter_one(self, store: ZooKeeperStore, k: int, rng: random.Random) -> None:
         if k % 10 == 0:
             entity, config = (
                 Entity.of(EntityType.USERS, f"User:u{k % 7}"),
@@ -255,7 +255,7 @@ class Soak:
         self.outcomes[f"canary exit {process.returncode}"] += 1
         if process.returncode == 0:
             self.ledger.committed(path, {"log.cleaner.threads": value})
-        with ConfigStore.connect(self.connect) as store:  # promoted or undone: never half-way
+        with ZooKeeperStore.connect(self.connect) as store:  # promoted or undone: never half-way
             for broker in ids.split(","):
                 left = store.read(Entity.of(EntityType.BROKERS, broker)).config.get("log.cleaner.threads")
                 if left is not None:
@@ -357,7 +357,7 @@ class Soak:
     def recovered(self, since: float) -> None:
         """Time until every live broker applied every change committed before the fault ended."""
         try:
-            with ConfigStore.connect(self.connect) as store:
+            with ZooKeeperStore.connect(self.connect) as store:
                 latest = store.latest_change_number()
         except Exception:
             return
@@ -530,7 +530,7 @@ class Soak:
             time.sleep(1)
 
     def lost(self) -> list[str]:
-        with ConfigStore.connect(self.connect) as store:
+        with ZooKeeperStore.connect(self.connect) as store:
             lost = []
             for (path, key), value in sorted(self.ledger.expected.items()):
                 if (path, key) in self.ledger.uncertain:

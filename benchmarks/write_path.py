@@ -21,7 +21,7 @@ from kazoo.client import KazooClient
 from configctl import writer
 from configctl.entities import Entity
 from configctl.localzk import LocalZooKeeper
-from configctl.zk.configstore import ConfigStore
+from configctl.zk.configstore import ZooKeeperStore
 
 
 def raw_kazoo(connect: str, count: int) -> float:
@@ -46,7 +46,7 @@ def raw_kazoo(connect: str, count: int) -> float:
 
 def library(connect: str, count: int) -> float:
     entity = Entity.of("topics", "lib")
-    with ConfigStore.connect(connect) as store:
+    with ZooKeeperStore.connect(connect) as store:
         started = time.perf_counter()
         for n in range(count):
             writer.alter(store, entity, writer.prepare_change(entity, {"retention.ms": str(n + 1)}))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 
 from configctl import catalogue, secrets
@@ -87,7 +87,7 @@ class BrokersThroughAdmin:
 
     def commit_batches(
         self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
-    ) -> Iterator[list[Committed]]:
+    ) -> Generator[list[Committed], None, None]:
         through, direct, via = self._split(changes)
         if direct:
             yield from self.inner.commit_batches(direct, reason=reason, in_flight=in_flight)

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 import click
 
 from configctl.cli.options import settings
+from configctl.settings import DEFAULT_HISTORY_LIMIT
 from configctl.store import ConfigStore, History, Store
-from configctl.zk.configstore import DEFAULT_HISTORY_LIMIT
 from configctl.zk.configstore import ZooKeeperStore
 from configctl.zkconnection import ConnectionSettings
 

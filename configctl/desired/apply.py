@@ -170,7 +170,7 @@ def apply_plan(
             # what was never sent. A failure other than a lost connection is its cause.
             del committed[before:]
             committed.extend(exc.committed)
-            cause = exc.__cause__ if exc.__cause__ is not None else exc.error
+            cause = exc.failure if exc.failure is not None else exc.error
             landed = interrupted.settle(store, changes, [c.entity for c in committed], exc.unknown, cause)
             committed.extend(Committed(c.entity, version_after(c.expected_version), None) for c in landed)
         except (Exception, KeyboardInterrupt) as exc:

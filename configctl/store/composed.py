@@ -10,7 +10,7 @@ by name at run time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from configctl.entities import Entity, EntityType
@@ -137,7 +137,7 @@ class Store:
 
     def commit_batches(
         self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
-    ) -> Iterator[list[Committed]]:
+    ) -> Generator[list[Committed], None, None]:
         return self.writes.commit_batches(changes, reason=reason, in_flight=in_flight)
 
     def landed(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]:

@@ -24,7 +24,7 @@ the way httpx picks a transport), and composed explicitly (:class:`configctl.sto
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from configctl.entities import Entity, EntityType
@@ -123,10 +123,12 @@ class ConfigWrites(Protocol):
 
     def commit_batches(
         self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
-    ) -> Iterator[list[Committed]]:
-        """``changes`` in transactions of this store's own size, yielded as each commits. When the
-        connection goes, :class:`~configctl.store.vocabulary.CommitInterrupted` says which changes
-        were in flight (``unknown``) and which were never sent, by this store's own batching."""
+    ) -> Generator[list[Committed], None, None]:
+        """``changes`` in transactions of this store's own size, yielded as each commits. Once any
+        transaction went out, every failure ends as :class:`~configctl.store.vocabulary.CommitInterrupted`,
+        which says which changes were in flight (``unknown``) and which were never sent, by this
+        store's own batching: a lost connection, a refusal, or the caller's own failure thrown into
+        the generator (``batches.throw(exc)``) between two batches, kept as its ``failure``."""
         ...
 
     def landed(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]:

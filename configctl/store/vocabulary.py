@@ -27,7 +27,7 @@ def version_after(expected_version: int) -> int:
 
     The one home of this rule (the store's commit, what landed after a lost connection, a
     rollout's undo record). A write that removes an emptied quota node leaves it absent instead
-    (Kafka 3.5+'s rule, :data:`configctl.zk.configstore.CLEANED_TYPES`); only the store knows that
+    (Kafka 3.5+'s rule, :data:`configctl.zk.quotacleanup.CLEANED_TYPES`); only the store knows that
     for sure, once it has read the node's children.
     """
     return 0 if expected_version < 0 else expected_version + 1
@@ -110,15 +110,23 @@ class VersionConflict(Exception):
 
 
 class CommitInterrupted(Exception):
-    """The connection went away with transactions in flight: ``unknown`` may or may not have landed.
+    """A write was cut off with transactions in flight: ``unknown`` may or may not have landed.
 
-    ``committed`` were confirmed before that; ``not_sent`` were never sent. The write path turns
-    this into :class:`configctl.errors.PartiallyWritten` or, after re-reading, a plain answer.
+    ``committed`` were confirmed before that; ``not_sent`` were never sent. ``failure`` is what cut
+    it off when that was not a lost connection (a refusal, the caller's own error); else ``error``
+    says the connection went. The write path turns this into
+    :class:`configctl.errors.PartiallyWritten` or, after re-reading, a plain answer.
     """
 
     def __init__(
-        self, committed: list[Committed], unknown: list[Change], not_sent: list[Change], cause: str
+        self,
+        committed: list[Committed],
+        unknown: list[Change],
+        not_sent: list[Change],
+        cause: str,
+        failure: BaseException | None = None,
     ) -> None:
         super().__init__(cause)
         self.committed, self.unknown, self.not_sent, self.cause = committed, unknown, not_sent, cause
+        self.failure = failure
         self.error = ZooKeeperUnavailable(f"lost the connection to ZooKeeper while writing configs ({cause})")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import getpass
 import logging
 import socket
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -263,7 +263,7 @@ class ZooKeeperStore:
 
     def commit_batches(
         self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
-    ) -> Iterator[list[Committed]]:
+    ) -> Generator[list[Committed], None, None]:
         """Commit many changes in as few multis as ZooKeeper's request size allows, yielding each batch.
 
         Up to ``in_flight`` multis are outstanding at once (:mod:`configctl.zk.pipeline`); every

@@ -17,7 +17,7 @@ went out is raised as it is: nothing was written.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from configctl.errors import one_line
@@ -33,7 +33,7 @@ def send(
     *,
     timeout: float,
     in_flight: int,
-) -> Iterator[list[Committed]]:
+) -> Generator[list[Committed], None, None]:
     """Send the multis of ``planned`` (``prepare`` builds each, ``finish`` reads its results),
     up to ``in_flight`` outstanding, yielding each batch that committed, in order."""
     queue: deque[tuple[Prepared, Any]] = deque()
@@ -41,10 +41,10 @@ def send(
     committed: list[Committed] = []
     sent = answered = 0  # multis handed to the connection, and answered, in order
 
-    def interrupted(cause: BaseException) -> CommitInterrupted:
+    def interrupted(cause: BaseException, failure: BaseException | None = None) -> CommitInterrupted:
         unknown = [c for batch in planned[answered:sent] for c in batch]
         not_sent = [c for batch in planned[sent:] for c in batch]
-        return CommitInterrupted(list(committed), unknown, not_sent, one_line(cause))
+        return CommitInterrupted(list(committed), unknown, not_sent, one_line(cause), failure)
 
     def settle() -> list[Committed] | None:
         nonlocal conflict, answered
@@ -88,6 +88,6 @@ def send(
     except (Exception, KeyboardInterrupt) as exc:
         if sent == 0:
             raise  # nothing went out: "nothing was written" still holds
-        raise interrupted(exc) from exc
+        raise interrupted(exc, failure=exc) from exc
     if conflict is not None:
         raise conflict
