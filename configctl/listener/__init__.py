@@ -7,7 +7,8 @@ publishes its state (``/configctl/brokers/<id>``, ``<state-dir>/broker-<id>.json
 See docs/listener.md.
 """
 
-from configctl.listener.manager import AppliedChange, DynamicConfigManager, Problem
+from configctl.handlers.base import Problem
+from configctl.listener.manager import DynamicConfigManager
 from configctl.listener.notification_listener import (
     DEFAULT_CHANGE_EXPIRATION_MS,
     SequentialNotificationListener,
@@ -21,6 +22,7 @@ from configctl.listener.plugins import (
     load_plugin,
     load_plugins,
 )
+from configctl.listener.records import AppliedChange
 from configctl.listener.runtime import ConfigListener, load_static_config
 from configctl.zk.purge import expired_prefix
 

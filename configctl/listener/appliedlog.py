@@ -29,7 +29,7 @@ from configctl.applied import APPLIED, LOAD, OBSERVED, REFUSED, KeyRecord, Recor
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.handlers.base import MISMATCH, Problem
-from configctl.listener.manager import AppliedChange, BatchResult
+from configctl.listener.records import AppliedChange, BatchResult
 from configctl.precedence import EffectiveValue
 from configctl.secrets import digest
 

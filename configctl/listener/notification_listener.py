@@ -59,7 +59,7 @@ from typing import Any, Protocol
 
 from configctl.entities import CONFIG_ROOT
 from configctl.errors import ConfigctlError, InvalidInput, ZooKeeperUnavailable, one_line, printable
-from configctl.listener.manager import RawNotification
+from configctl.listener.records import RawNotification
 from configctl.retrying import Backoff
 from configctl.zk.purge import NotificationPurge
 from configctl.zk.session import ZkSession
