@@ -23,7 +23,7 @@ prepares to take over, ZooKeeper is on its way out, and after the migration nobo
 false`` in ``ConfigCommand.scala``, to let operators bootstrap a cluster that is not running: so
 does configctl when there is no ``/controller`` at all.)
 
-Everything here is pure: the bytes are read by :mod:`configctl.zk.configstore`.
+Everything here is pure: the bytes are read by :mod:`configctl.zk.ownership`.
 """
 
 from __future__ import annotations

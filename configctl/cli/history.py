@@ -1,7 +1,7 @@
 """``configctl history`` and ``configctl rollback``: who changed an entity, and a one-command undo.
 
 Every write configctl makes records the previous and new config, the time, the identity and the
-reason under ``/configctl/history/<entity path>/`` (see :class:`configctl.zk.configstore.ConfigStore`).
+reason under ``/configctl/history/<entity path>/`` (see :class:`configctl.zk.configstore.ZooKeeperStore`).
 ``rollback --to N`` restores the config recorded at version N through the normal validated,
 version-checked write path (:mod:`configctl.rollback`), so the undo is itself recorded and can be
 undone; this module asks, shows and follows.

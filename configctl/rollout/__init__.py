@@ -2,6 +2,8 @@
 
 * :mod:`~configctl.rollout.parsing`: durations, broker ids, wave sizes and rollout ids as typed;
 * :mod:`~configctl.rollout.record`: the rollout's record (plan, step reached, undo bytes);
+* :mod:`~configctl.rollout.restore`: a rollout's writes and undo planned without I/O (costs, batches,
+  restore groups and phases), for any store;
 * the store keeps that record and moves it on (``store.rollouts``, :class:`configctl.store.Rollouts`;
   ZooKeeper's is :mod:`configctl.zk.rollouts`, every multi version-checked on the record);
 * :mod:`~configctl.rollout.health`: the soak watch and the health check command;

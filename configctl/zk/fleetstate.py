@@ -4,7 +4,7 @@
 broker applied and refused; ``/configctl/fleet/<id>`` (persistent) its last record, so a broker
 whose listener died is still known. The bytes are :mod:`configctl.znodes`'s and the listener
 writes them (:mod:`configctl.listener.state`); this is the reading side, for the store
-(:meth:`configctl.zk.configstore.ConfigStore.broker_states` and its neighbours).
+(:meth:`configctl.zk.configstore.ZooKeeperStore.broker_states` and its neighbours).
 
 Only an ephemeral state node is a live listener: a persistent node someone created under
 ``/configctl/brokers`` is nobody's session, so it is ignored rather than trusted with its claimed
