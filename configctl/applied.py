@@ -22,11 +22,15 @@ made while the listener was down without logging them one by one).
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
+
+from configctl.errors import InvalidInput
+from configctl.files import open_checked
 
 FORMAT_VERSION = 1
 SUBDIRECTORY = "applied"
@@ -123,6 +127,14 @@ def segments(state_dir: str | Path, broker_id: int | None = None) -> dict[int, l
             continue
         found.setdefault(broker, []).append((int(match.group(2)), path))
     return {broker: [p for _, p in sorted(items)] for broker, items in found.items()}
+
+
+def sequence_of(segment: Path) -> int:
+    """The sequence number of a segment :func:`segments` listed."""
+    match = _SEGMENT_RE.fullmatch(segment.name)
+    if match is None:
+        raise ValueError(f"not an applied log segment: {segment}")
+    return int(match.group(2))
 
 
 @dataclass(frozen=True)
@@ -290,22 +302,60 @@ class ReadStats:
 def read(
     state_dir: str | Path, broker_id: int | None = None, stats: ReadStats | None = None
 ) -> Iterator[Record]:
-    """Every record under ``state_dir`` (one broker's, or all), oldest first per broker."""
+    """Every record under ``state_dir`` (one broker's, or all), oldest first per broker.
+
+    A file named like a segment that is not a regular file (a named pipe would block the read for
+    ever) is refused in one line naming it (:func:`configctl.files.open_checked`)."""
     stats = stats if stats is not None else ReadStats()
     for _, paths in sorted(segments(state_dir, broker_id).items()):
         for path in paths:
             yield from _read_file(path, stats)
 
 
+def read_copies(state_dirs: Sequence[str | Path], broker_id: int) -> list[Record]:
+    """One broker's log from every copy of it in ``state_dirs``, oldest first, each record once.
+
+    Operators gather logs by copying state directories, so one log may be given twice: the same
+    directory under two names, or an older copy beside a newer one. Segments are matched by
+    sequence and a copy that is a prefix of another is that log read earlier: the longest copy of
+    each segment is taken, so the answer is the same in any order and as if the log were given
+    once (the fold trusts the order of its records). Two copies that disagree about one record
+    (two listeners that both called themselves this broker) are refused in one line: which of
+    them ran is not for a reader to guess.
+    """
+    kept: dict[int, tuple[Path, list[Record]]] = {}
+    for place in state_dirs:
+        for path in segments(place, broker_id).get(broker_id, []):
+            sequence = sequence_of(path)
+            records = list(_read_file(path, ReadStats()))
+            if sequence not in kept:
+                kept[sequence] = (path, records)
+                continue
+            other_path, other = kept[sequence]
+            differs = next((i for i, (a, b) in enumerate(zip(records, other, strict=False)) if a != b), None)
+            if differs is not None:
+                raise InvalidInput(
+                    f"applied logs {other_path} and {path} disagree at record {differs + 1} "
+                    f"(change {other[differs].change_number} vs {records[differs].change_number}): two "
+                    f"different logs of broker {broker_id}; give only the one to read"
+                )
+            if len(records) > len(other):
+                kept[sequence] = (path, records)
+    return [record for sequence in sorted(kept) for record in kept[sequence][1]]
+
+
 def _read_file(path: Path, stats: ReadStats) -> Iterator[Record]:
     try:
-        with path.open("r", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                record = _counted(line, stats)
-                if record is not None:
-                    yield record
-    except FileNotFoundError:  # rotated away while being read
-        return
+        handle = open_checked(path, "applied log")
+    except InvalidInput:
+        if not os.path.lexists(path):  # rotated away while being read
+            return
+        raise
+    with handle:
+        for line in handle:
+            record = _counted(line.decode("utf-8", "replace"), stats)
+            if record is not None:
+                yield record
 
 
 # -- the point-in-time fold ------------------------------------------------------------------------

@@ -29,23 +29,45 @@ file, far below what would exhaust memory (``/dev/zero`` is refused, not read fo
 def read_bytes(path: str | os.PathLike[str], what: str = "", *, limit: int = READ_LIMIT) -> bytes:
     """The file's bytes, or :class:`InvalidInput` naming the file (``what`` says what it is).
 
-    Every path configctl reads goes through here, so every one is checked the same way *before*
-    it is opened (:func:`check_readable`): opening a named pipe (FIFO) with no writer blocks for
-    ever, and a listener blocked there ignores SIGTERM. Regular files are read, at most ``limit``
-    bytes; so is a pipe the shell already holds open (``<(...)``, ``/dev/fd/N``), which ends when
-    its writer does. Directories, devices, sockets and named pipes are refused unread.
+    Every path configctl reads goes through here (or :func:`open_checked`, for a reader that
+    streams), so every one is checked the same way *before* it is opened (:func:`check_readable`):
+    opening a named pipe (FIFO) with no writer blocks for ever, and a listener blocked there
+    ignores SIGTERM. Regular files are read, at most ``limit`` bytes; so is a pipe the shell
+    already holds open (``<(...)``, ``/dev/fd/N``), which ends when its writer does. Directories,
+    devices, sockets and named pipes are refused unread.
+    """
+    label = f"{what} {os.fspath(path)}".strip()
+    with open_checked(path, what) as handle:
+        try:
+            return read_limited(handle, label, limit)
+        except OSError as exc:
+            raise _refusal(exc, label) from None
+
+
+def open_checked(path: str | os.PathLike[str], what: str = "") -> BinaryIO:
+    """``path`` open for reading (binary), checked as :func:`read_bytes` checks it, for a reader
+    that streams a file too large to hold (an applied log's segment).
+
+    Looked at before it is opened (:func:`check_readable`), opened without blocking, and looked
+    at again through the open descriptor, so a file swapped for a named pipe in between is
+    refused too; every refusal is one :class:`InvalidInput` line naming the file.
     """
     name = os.fspath(path)
     label = f"{what} {name}".strip()
     try:
         expected = check_readable(name, label)
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with open(fd, "rb") as handle:
-            _same_kind(os.fstat(fd).st_mode, expected, label)  # swapped since the check: refused
-            os.set_blocking(fd, True)
-            return read_limited(handle, label, limit)
     except OSError as exc:
         raise _refusal(exc, label) from None
+    try:
+        _same_kind(os.fstat(fd).st_mode, expected, label)  # swapped since the check: refused
+        os.set_blocking(fd, True)
+        return open(fd, "rb")
+    except BaseException as exc:
+        os.close(fd)
+        if isinstance(exc, OSError):
+            raise _refusal(exc, label) from None
+        raise
 
 
 def _refusal(exc: OSError, label: str) -> InvalidInput:
@@ -102,7 +124,7 @@ def check_readable(path: str | os.PathLike[str], label: str = "") -> int:
         return stat.S_IFREG
     if stat.S_ISFIFO(mode) and _is_open_pipe(name):
         return stat.S_IFIFO
-    raise InvalidInput(f"{label}: not a regular file ({_kind(mode)}); refusing to read it")
+    raise InvalidInput(f"{label}: not a regular file ({kind_of(mode)}); refusing to read it")
 
 
 def _is_open_pipe(name: str) -> bool:
@@ -126,10 +148,10 @@ def _is_open_pipe(name: str) -> bool:
 def _same_kind(mode: int, expected: int, label: str) -> None:
     """Refuse a file that is no longer what :func:`check_readable` saw (replaced in between)."""
     if stat.S_IFMT(mode) != expected:
-        raise InvalidInput(f"{label}: not a regular file ({_kind(mode)}); refusing to read it")
+        raise InvalidInput(f"{label}: not a regular file ({kind_of(mode)}); refusing to read it")
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
     """A file type in words, for the one-line refusal."""
     kinds = (
         (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -137,8 +159,56 @@ def _kind(mode: int) -> str:
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
         (stat.S_ISDIR, "a directory"),
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISLNK, "a symbolic link"),
     )
     return next((words for test, words in kinds if test(mode)), "a special file")
+
+
+def check_directory(path: str | os.PathLike[str], label: str = "") -> bool:
+    """Whether the directory ``path`` exists (False: nothing is there), refusing anything else in
+    one line: a named pipe or a plain file given where a directory is read (``--history-archive``)
+    would otherwise read as an empty directory, and a typo would silently shorten what is read."""
+    name = os.fspath(path)
+    label = label or name
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise _refusal(exc, label) from None
+    if not stat.S_ISDIR(mode):
+        raise InvalidInput(f"{label}: not a directory ({kind_of(mode)})")
+    return True
+
+
+def private_directory(path: Path, label: str) -> None:
+    """Make ``path`` (owner-only, parents too) or accept it as it is: a directory of ours that
+    nobody else can write to. Files we replace there are renamed into place; a directory another
+    user (or group) can write to lets them plant what we would then read as ours, or swap a file
+    between our check and our rename, so it is refused in one line, as is one owned by another user.
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except FileExistsError:
+        pass  # something that is not a directory: said below
+    except OSError as exc:
+        raise InvalidInput(f"{label} {path}: cannot create it ({exc.strerror or exc})") from None
+    try:
+        found = os.stat(path)
+    except OSError as exc:
+        raise _refusal(exc, f"{label} {path}") from None
+    if not stat.S_ISDIR(found.st_mode):
+        raise InvalidInput(f"{label} {path}: not a directory ({kind_of(found.st_mode)})")
+    if found.st_uid != os.geteuid():
+        raise InvalidInput(
+            f"{label} {path}: owned by uid {found.st_uid}, not by this user (uid {os.geteuid()})"
+        )
+    if found.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise InvalidInput(
+            f"{label} {path}: others can write to it (mode {stat.S_IMODE(found.st_mode):o}); "
+            f"make it owner-only (chmod go-w {path})"
+        )
 
 
 def read_limited(handle: BinaryIO, label: str, limit: int = READ_LIMIT) -> bytes:
@@ -201,10 +271,10 @@ def write_atomically(path: Path, chunks: Iterable[str], *, private: bool = False
             handle.flush()
             if fsync:
                 os.fsync(handle.fileno())
-        if not private:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temp, 0o666 & ~umask)
+            if not private:  # through the descriptor: the name could be another file by now
+                umask = os.umask(0)
+                os.umask(umask)
+                os.fchmod(handle.fileno(), 0o666 & ~umask)
         os.replace(temp, path)
     except BaseException as exc:
         Path(temp).unlink(missing_ok=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ from configctl import applied, catalogue
 from configctl.applied import APPLIED, LOAD, OBSERVED, REFUSED, KeyRecord, Record
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
+from configctl.files import kind_of
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.listener.records import AppliedChange, BatchResult
 from configctl.precedence import EffectiveValue
@@ -39,6 +41,9 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 """A segment is closed once it reaches this size (a record is ~300 bytes: ~50,000 per segment)."""
 DEFAULT_KEEP = 8
 """Segments kept per broker: the log holds at most about ``DEFAULT_KEEP * DEFAULT_MAX_BYTES``."""
+_APPEND = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+"""A segment is opened to append (and to read its last byte), never through a symlink."""
+_NAMES_TRIED = 100
 
 
 class AppliedLog:
@@ -72,6 +77,7 @@ class AppliedLog:
         self._size = 0
         self._sequence = 0
         self._observed: set[tuple[str | None, str | None, int | None, str | None]] = set()
+        self._stepped_over: set[Path] = set()
         self.records_written = 0
         self.bytes_written = 0
 
@@ -223,36 +229,81 @@ class AppliedLog:
                 self._fd = None
 
     def _open(self) -> None:
-        """Continue the newest segment; a torn last line (a crash mid-write) is ended first."""
+        """Continue the newest segment; a torn last line (a crash mid-write) is ended first.
+
+        A file named like the newest segment that is not a regular file (a named pipe, whose
+        open would block the listener's start for ever; a symlink planted to make the listener
+        append to another file) is not continued: the log goes on in a new segment after it.
+        """
         self.directory.mkdir(parents=True, exist_ok=True)
         existing = applied.segments(self.directory, self.broker_id).get(self.broker_id, [])
+        fd = None
         if existing:
-            self._sequence = int(existing[-1].name.rsplit("-", 1)[1].split(".")[0])
-        else:
-            self._sequence = 1
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-        self._size = os.fstat(self._fd).st_size
-        if self._size and not _ends_with_newline(self.path):
+            self._sequence = applied.sequence_of(existing[-1])
+            fd = self._continue(existing[-1])
+        if fd is None:
+            self._sequence += 1
+            fd = self._new_segment()
+        self._fd = fd
+        self._size = os.fstat(fd).st_size
+        if self._size and os.pread(fd, 1, self._size - 1) != b"\n":
             log.warning("applied log %s ended in a torn line (a crash mid-write): it is skipped", self.path)
-            os.write(self._fd, b"\n")
+            os.write(fd, b"\n")
             self._size += 1
 
     def _rotate(self) -> None:
         assert self._fd is not None
         os.close(self._fd)
+        self._fd = None
         self._sequence += 1
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        self._fd = self._new_segment()
         self._size = 0
         existing = applied.segments(self.directory, self.broker_id).get(self.broker_id, [])
         for old in existing[: max(0, len(existing) - self.keep)]:
             with contextlib.suppress(FileNotFoundError):  # another reader's cleanup got there first
                 old.unlink()
 
+    def _continue(self, segment: Path) -> int | None:
+        """The newest segment open for appending, or None when it is not a regular file of its own
+        (looked at before it is opened, and again through the descriptor: never a symlink followed)."""
+        if not stat.S_ISREG(os.lstat(segment).st_mode):
+            self._step_over(segment)
+            return None
+        fd = os.open(segment, _APPEND | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            self._step_over(segment)
+            return None
+        os.set_blocking(fd, True)
+        return fd
+
+    def _new_segment(self) -> int:
+        """A new segment, created by this open (``O_EXCL``): a name already taken is stepped over."""
+        for _ in range(_NAMES_TRIED):
+            try:
+                return os.open(self.path, _APPEND | os.O_CREAT | os.O_EXCL, 0o640)
+            except FileExistsError:
+                self._step_over(self.path)
+                self._sequence += 1
+        raise FileExistsError(
+            f"{_NAMES_TRIED} applied log segment names in a row are taken in {self.directory}"
+        )
+
+    def _step_over(self, segment: Path) -> None:
+        """Say once that ``segment`` is not appended to (an operator should look at what it is)."""
+        if segment in self._stepped_over:
+            return
+        self._stepped_over.add(segment)
+        try:
+            what = kind_of(os.lstat(segment).st_mode)
+        except OSError:
+            what = "gone"
+        log.warning(
+            "applied log %s is not a segment of this listener (%s): not appended to; the log goes on "
+            "in the next segment",
+            segment,
+            what,
+        )
+
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)  # type: ignore[operator]
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"

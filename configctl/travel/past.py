@@ -165,16 +165,22 @@ def resolve(ref: TimeRef, history: History, logs: Sequence[applied.Record] = ())
 
 def applied_records(broker_id: int, given: Sequence[str | Path]) -> list[applied.Record] | None:
     """Broker ``broker_id``'s applied log, from the state directories given (``--applied-log``);
-    None when none of them holds one. A directory that is not there, or cannot be read, is one line."""
-    records: list[applied.Record] = []
-    found = False
-    for place in (Path(p) for p in given):
+    None when none of them holds one. A directory that is not there, or cannot be read, is one
+    line; the same log given twice (or an older copy beside a newer one) is read once, whatever
+    the order (:func:`configctl.applied.read_copies`)."""
+    places = [Path(p) for p in given]
+    found = []
+    for place in places:
         if not place.is_dir():
             raise InvalidInput(f"--applied-log {place}: no such directory")
         try:
             if applied.segments(place, broker_id):
-                found = True
-                records.extend(applied.read(place, broker_id))
+                found.append(place)
         except OSError as exc:
             raise InvalidInput(f"--applied-log {place}: cannot read it ({exc.strerror or exc})") from None
-    return records if found else None
+    if not found:
+        return None
+    try:
+        return applied.read_copies(found, broker_id)
+    except OSError as exc:
+        raise InvalidInput(f"--applied-log: cannot read it ({exc.strerror or exc})") from None
