@@ -220,16 +220,23 @@ def _window(
 
 
 def _archive(out_dir: str | None, params: dict[str, Any], since: TimeRef | None, limit: int | None) -> None:
-    """``history archive --out DIR``: every entity's records from ZooKeeper into the archive."""
-    from configctl.archive import archive
+    """``history archive --out DIR``: every entity's records from ZooKeeper into the archive.
+
+    The directory is made ready (owner-only, this cluster's) before anything is read: a refusal
+    comes before a long read, and the first run with the history-archive setting creates the
+    directory that setting then reads."""
+    from configctl.archive import archive, prepare
 
     if not out_dir:
         raise click.UsageError("history archive needs --out DIR (or the history-archive setting)")
     if any(params.values()) or since is not None or limit is not None:
         raise click.UsageError("history archive takes every entity: no entity, --since or --limit")
+    directory = Path(out_dir)
     with open_store() as store:
+        cluster = store.location
+        prepare(directory, cluster)
         histories = store.histories(store.history_entities())
-    show(archive(histories, Path(out_dir)))
+    show(archive(histories, directory, cluster=cluster))
 
 
 def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None) -> None:
