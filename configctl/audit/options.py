@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
 from configctl import snapshot
+from configctl.files import kind_of
 
 
 class AuditInputError(Exception):
@@ -16,12 +18,19 @@ class AuditInputError(Exception):
 
 def check_local_snapshots(path: str) -> None:
     """A local snapshots path that is not there (or not readable) is an error before Spark even
-    starts (seconds saved); a URI Spark reads (hdfs://, s3a://) is the job's to check."""
+    starts (seconds saved); a URI Spark reads (hdfs://, s3a://) is the job's to check.
+
+    A directory or a regular file is read; anything else (a named pipe, a device, a socket) is
+    refused in one line: Spark would read it as no snapshot at all, and a typo would pass for a
+    fleet without drift."""
     parsed = urlparse(path)
     if parsed.scheme in ("", "file"):
         local = Path(parsed.path if parsed.scheme == "file" else path).expanduser()
         if not local.exists():
             raise AuditInputError(f"snapshots path {path} does not exist")
+        mode = local.stat().st_mode
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            raise AuditInputError(f"snapshots path {path} is not a directory or a file ({kind_of(mode)})")
         if not os.access(local, os.R_OK):
             raise AuditInputError(f"snapshots path {path} is not readable")
 
