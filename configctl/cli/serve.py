@@ -2,7 +2,8 @@
 
 Parses where to listen and the token, opens the store the global options describe (the same
 connection settings, profile, TLS and SASL as every command: :func:`configctl.cli.context.open_store`),
-starts the one watch hub and hands everything to :mod:`configctl.console.app` under uvicorn.
+starts the one watch hub and hands everything to :mod:`configctl.console.app` under uvicorn, with
+the limits that keep clients without the token from starving it (:class:`~configctl.console.security.Limits`).
 Bad input is one line: a ``--bind`` that is not ``HOST:PORT``, an address other than loopback
 without a token, or ``--allow-actions`` without a token, exits 2 (a usage error); a port that is
 taken, 7.
@@ -30,7 +31,7 @@ from configctl.console.app import create_app
 from configctl.console.documents import AuditFile
 from configctl.console.fanout import Fanout
 from configctl.console.hub import WatchHub
-from configctl.console.security import BadBind, Bind, check_token, parse_bind
+from configctl.console.security import BadBind, Bind, Limits, check_token, parse_bind, quiet_floods
 from configctl.errors import EnvironmentProblem, one_line
 from configctl.files import read_text
 from configctl.settings import BY_NAME, environment_value
@@ -52,11 +53,11 @@ def _token(token_file: str | None) -> str | None:
     return None
 
 
-def _listen(where: Bind) -> socket.socket:
+def _listen(where: Bind, backlog: int) -> socket.socket:
     """The listening socket, bound here so a taken port is one line (exit 7), not a server's traceback."""
     family = socket.AF_INET6 if ":" in where.host else socket.AF_INET
     try:
-        return socket.create_server((where.host, where.port), family=family, backlog=128)
+        return socket.create_server((where.host, where.port), family=family, backlog=backlog)
     except OSError as exc:
         raise EnvironmentProblem(
             f"cannot listen on {where.host}:{where.port}: {one_line(exc.strerror or exc)}"
@@ -151,7 +152,12 @@ def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actio
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("configctl.console.actions").setLevel(logging.INFO)  # every action, on stderr
     fanout = Fanout()
-    with _listen(where) as listening, open_store() as store, _actions(allow_actions, store) as actions:
+    limits = Limits.for_this_process()
+    with (
+        _listen(where, limits.backlog) as listening,
+        open_store() as store,
+        _actions(allow_actions, store) as actions,
+    ):
         hub = WatchHub(
             store,
             on_moved=lambda topic, version: fanout.publish(topic, {"topic": topic, "version": version}),
@@ -170,8 +176,14 @@ def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actio
                 guard = "read-only; " + ("every request needs the bearer token" if token else "loopback only")
             click.echo(f"configctl console on {where.url(port)} ({guard}); Ctrl-C stops it", err=True)
             config = uvicorn.Config(
-                app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
+                app,
+                log_level="warning",
+                access_log=False,
+                lifespan="on",
+                timeout_graceful_shutdown=2,
+                **limits.uvicorn_options(),
             )
+            quiet_floods()  # after uvicorn's Config, which sets its loggers up
             _Server(config, on_exit=fanout.close).run(sockets=[listening])
         finally:
             hub.stop()
