@@ -4,6 +4,9 @@ Pages and documents the whole fleet shares (status, newest changes, rollouts) ar
 the hub (:mod:`.hub`) without touching ZooKeeper. What one page asks of its own (an entity, a
 rollout's plan) is read once per moment and shared: concurrent browsers asking the same thing
 wait for one read (:class:`Shared`), and the answer is kept until a document it depends on moves.
+Those reads run on threads of their own, bounded (:class:`StoreWork`), so a slow or lost
+ZooKeeper never makes the hub's pages wait; while the hub knows the connection is lost, an
+entity is refused at once (503) instead of waiting for ZooKeeper.
 
 The one state-changing route, ``POST /api/rollouts/{id}/abort``, exists only in name unless
 ``serve --allow-actions`` handed over :class:`~.actions.Actions`: it passes the
@@ -13,11 +16,13 @@ The one state-changing route, ``POST /api/rollouts/{id}/abort``, exists only in 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -34,7 +39,15 @@ from configctl.console.actions import Actions, check_reason
 from configctl.console.fanout import Fanout, message
 from configctl.console.hub import WatchHub
 from configctl.console.security import ActionGate, Guard, Refused
-from configctl.errors import ConfigctlError, InvalidInput, NotFound, PermissionDenied, one_line, printable
+from configctl.errors import (
+    ConfigctlError,
+    InvalidInput,
+    NotFound,
+    PermissionDenied,
+    ZooKeeperUnavailable,
+    one_line,
+    printable,
+)
 from configctl.store import CHANGES, ROLLOUTS, STATUS, ConfigStore
 
 log = logging.getLogger(__name__)
@@ -44,6 +57,12 @@ DETAILED_ROLLOUTS = 10
 
 ACTION_BODY_LIMIT = 16 * 1024
 """An action's JSON is a reason; a larger body is refused before it is read whole."""
+
+STORE_THREADS = 8
+"""Reads of the store on a request's behalf (an entity, a rollout's plan, an action) at once."""
+
+STORE_WAITING = 64
+"""Such reads let in at most (running and queued); the next is refused at once with a 503."""
 
 
 class Shared:
@@ -55,6 +74,11 @@ class Shared:
         self._running: dict[Hashable, threading.Event] = {}
         self._lock = threading.Lock()
         self.computed = 0
+
+    def known(self, key: Hashable) -> Any:
+        """The answer kept for ``key``, or None: nothing is computed."""
+        with self._lock:
+            return self._done.get(key)
 
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         while True:
@@ -81,6 +105,41 @@ class Shared:
             running.set()
 
 
+class StoreWork:
+    """The threads that read the store on a request's behalf, apart from the pool the pages made
+    from the hub's documents are rendered on: a lost ZooKeeper once filled that shared pool with
+    entity reads, and the fleet page waited 48 s behind them. At most ``threads`` run and
+    ``limit`` are let in; the next is refused at once (503) rather than queued without end."""
+
+    def __init__(self, threads: int = STORE_THREADS, limit: int = STORE_WAITING) -> None:
+        self.limit = limit
+        self.waiting = 0
+        self.refused = 0
+        self._threads = ThreadPoolExecutor(threads, thread_name_prefix="configctl-console-store")
+
+    async def run(self, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)`` on one of the threads (only the event loop counts, so no lock)."""
+        if self.waiting >= self.limit:
+            self.refused += 1
+            raise ConfigctlError(
+                f"the console is busy: {self.waiting} reads of ZooKeeper are waiting already; try again"
+            )
+        self.waiting += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._threads, functools.partial(call, *args)
+            )
+        finally:
+            self.waiting -= 1
+
+    def close(self) -> None:
+        """Stop taking work; a read under way ends with the store's session."""
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    def stats(self) -> dict[str, int]:
+        return {"waiting": self.waiting, "refused": self.refused}
+
+
 def _status_of(exc: ConfigctlError) -> int:
     if isinstance(exc, NotFound):
         return 404
@@ -104,6 +163,7 @@ def create_app(
     """The console, reading through ``store`` (opened by the caller) and ``hub`` (started);
     ``actions`` (``serve --allow-actions``, which also requires ``token``) may write."""
     shared = Shared()
+    store_work = StoreWork()
     gate = ActionGate(token, enabled=actions is not None)
 
     def problem() -> str | None:
@@ -116,9 +176,13 @@ def create_app(
             return JSONResponse({"error": text}, status_code=status)
         return HTMLResponse(views.error_page(status, text), status_code=status)
 
-    def shared_document(topic: str) -> Any:
+    def require_zookeeper() -> None:
+        """Refuse at once (503, naming why) while the hub knows ZooKeeper is lost."""
         if hub.problem is not None:
-            raise ConfigctlError(f"ZooKeeper: {hub.problem}")
+            raise ZooKeeperUnavailable(f"ZooKeeper: {hub.problem}")
+
+    def shared_document(topic: str) -> Any:
+        require_zookeeper()
         return hub.document(topic)
 
     # -- the fleet --------------------------------------------------------------------------------
@@ -153,6 +217,7 @@ def create_app(
     # -- an entity --------------------------------------------------------------------------------
 
     def entity(request: Request) -> documents.EntityDocument:
+        require_zookeeper()  # again: it may have been lost while this read waited for a thread
         path = request.path_params["path"]
         broker = request.query_params.get("broker")
         only = None
@@ -167,14 +232,16 @@ def create_app(
     async def entity_page(request: Request) -> Response:
         seen = versions()
         try:
-            document = await run_in_threadpool(entity, request)
+            require_zookeeper()
+            document = await store_work.run(entity, request)
         except ConfigctlError as exc:
             return failure(request, exc)
         return HTMLResponse(views.entity_page(document, problem(), seen))
 
     async def api_entity(request: Request) -> Response:
         try:
-            document = await run_in_threadpool(entity, request)
+            require_zookeeper()
+            document = await store_work.run(entity, request)
         except ConfigctlError as exc:
             return failure(request, exc)
         return JSONResponse(document.to_json())
@@ -199,8 +266,15 @@ def create_app(
         seen = versions()
         listing = hub.document(ROLLOUTS)
         key = ("rollouts", hub.version_key())  # the brokers' progress moves it too
-        details = await run_in_threadpool(shared.get, key, lambda: rollout_details(listing))
-        return HTMLResponse(views.rollouts_page(listing, details, problem(), seen, actions=gate.enabled))
+        details = shared.known(key)
+        if details is None and hub.problem is None:
+            try:
+                details = await store_work.run(shared.get, key, lambda: rollout_details(listing))
+            except ConfigctlError:
+                details = None  # busy: the list says what it can, the next refresh the rest
+        return HTMLResponse(
+            views.rollouts_page(listing, details or {}, problem(), seen, actions=gate.enabled)
+        )
 
     # -- actions ----------------------------------------------------------------------------------
 
@@ -254,9 +328,12 @@ def create_app(
         except ConfigctlError as exc:
             return refused(request, Refused(400, one_line(exc.message, 500)))
         client = request.client.host if request.client else ""
-        done = await run_in_threadpool(
-            actions.abort, request.path_params["rollout_id"], reason, client=client
-        )
+        try:
+            done = await store_work.run(
+                functools.partial(actions.abort, client=client), request.path_params["rollout_id"], reason
+            )
+        except ConfigctlError as exc:  # busy
+            return refused(request, Refused(503, one_line(exc.message, 500)))
         return JSONResponse(done.to_json(), status_code=done.http_status)
 
     # -- drift ------------------------------------------------------------------------------------
@@ -302,6 +379,7 @@ def create_app(
                 "subscribers": fanout.count,
                 "dropped": fanout.dropped,
                 "shared_reads": shared.computed,
+                "store_reads": store_work.stats(),
             }
         )
 
@@ -319,7 +397,10 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         fanout.attach(asyncio.get_running_loop())
-        yield
+        try:
+            yield
+        finally:
+            store_work.close()
 
     routes = [
         Route("/", fleet_page),
