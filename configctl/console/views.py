@@ -10,6 +10,7 @@ filters tables and swaps in the page anew when ``/events`` says a document it sh
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -30,11 +31,30 @@ _ENV = Environment(
 )
 
 
+LAST_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z: the last moment a date can show."""
+
+UNKNOWN = "unknown"
+
+
+def moment(ms: Any) -> int | None:
+    """A time in milliseconds since the epoch, or None when ``ms`` is none a date can show: not a
+    number (text, a bool, a list), not whole, zero or negative, or past the year 9999 (``1e20``).
+    The audit's file is only read, never trusted: such a time is shown as unknown, never a 500."""
+    if isinstance(ms, bool) or not isinstance(ms, int | float):
+        return None
+    if isinstance(ms, float) and not (math.isfinite(ms) and ms.is_integer()):
+        return None
+    return int(ms) if 0 < ms <= LAST_MS else None
+
+
 def when(ms: Any) -> str:
-    """A time in milliseconds as UTC (the console serves people in many time zones)."""
-    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+    """A time in milliseconds as UTC (the console serves people in many time zones); "" when
+    :func:`moment` finds none."""
+    found = moment(ms)
+    if found is None:
         return ""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return datetime.fromtimestamp(found / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def entity_url(path: str | None) -> str:
@@ -220,17 +240,30 @@ def drift_page(
     )
 
 
-def _intervals(intervals: Sequence[Any]) -> list[dict[str, Any]]:
+def _intervals(intervals: Any) -> list[dict[str, Any]]:
     """The timeline (``audit --timeline``'s ``intervals``), open ones first, then the newest:
-    each value with the brokers that ran it, as ranges."""
+    each value with the brokers that ran it, as ranges; each time as shown (a time that is none,
+    :func:`moment`, is ``unknown``; an interval without an end is still open)."""
     rows = []
-    for item in intervals:
+    for item in intervals if isinstance(intervals, list) else []:
         if not isinstance(item, Mapping):
             continue
-        values = item.get("values") if isinstance(item.get("values"), Mapping) else {}
+        values: Mapping[Any, Any] = item["values"] if isinstance(item.get("values"), Mapping) else {}
+        path = item.get("entity_path")
+        start, end = moment(item.get("start_ms")), moment(item.get("end_ms"))
+        still_open = item.get("end_ms") is None
+        took = _span(item.get("duration_ms"))
         rows.append(
             {
                 **item,
+                "entity_path": path if isinstance(path, str) else None,
+                "still_open": still_open,
+                "start_ms": start,
+                "end_ms": end,
+                "from": when(start) or UNKNOWN,
+                "until": "" if still_open else when(end) or UNKNOWN,
+                "for": report_view.duration(took) if took is not None else "" if still_open else UNKNOWN,
+                "duration_ms": took,
                 "held": [
                     {
                         "value": value,
@@ -241,8 +274,13 @@ def _intervals(intervals: Sequence[Any]) -> list[dict[str, Any]]:
                 ],
             }
         )
-    rows.sort(key=lambda r: (r.get("end_ms") is not None, -(r.get("start_ms") or 0)))
+    rows.sort(key=lambda r: (not r["still_open"], -(r["start_ms"] or 0)))
     return rows
+
+
+def _span(ms: Any) -> int | None:
+    """A duration in milliseconds, or None when ``ms`` is none (as :func:`moment`, zero allowed)."""
+    return ms if isinstance(ms, int) and not isinstance(ms, bool) and 0 <= ms <= LAST_MS else None
 
 
 def error_page(status: int, text: str) -> str:
