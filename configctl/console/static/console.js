@@ -1,6 +1,9 @@
 // configctl console: live updates over /events, table sorting and filtering.
 // Served from the console itself (the Content-Security-Policy allows no inline script); it never
 // builds markup from data: a refreshed page is the server's escaped HTML, parsed and swapped in.
+// A hidden tab holds no stream: browsers allow six connections per host, and a seventh tab would
+// never load behind six streams. It closes its stream when hidden, and opens it again and
+// refreshes when shown.
 "use strict";
 
 (function () {
@@ -118,18 +121,30 @@
     if (pending === null) pending = setTimeout(refresh, 250);
   }
 
+  let source = null; // the page's one stream, while it is shown
+  let streamed = false; // it had one before: a page shown again refreshes
+
+  function showState(text, name) {
+    const state = document.getElementById("live-state");
+    if (state) { state.textContent = text; state.dataset.state = name; }
+  }
+
   function connect() {
     const main = document.getElementById("main");
     const wanted = (main && main.dataset.live ? main.dataset.live : "").split(" ").filter(Boolean);
-    const state = document.getElementById("live-state");
     if (!wanted.length || !window.EventSource) {
-      if (state) { state.textContent = "static"; state.dataset.state = "static"; }
+      showState("static", "static");
       return;
     }
-    let first = true;
-    const source = new EventSource("/events");
+    if (document.hidden) {
+      showState("paused", "paused");
+      return;
+    }
+    let first = !streamed;
+    streamed = true;
+    source = new EventSource("/events");
     source.addEventListener("hello", function (event) {
-      if (state) { state.textContent = "live"; state.dataset.state = "live"; }
+      showState("live", "live");
       // Reconnected, or something moved between the page's making and this stream: refresh.
       let moved = !first;
       try {
@@ -147,9 +162,22 @@
     wanted.forEach(function (topic) { source.addEventListener(topic, schedule); });
     source.addEventListener("problem", schedule); // ZooKeeper lost or back: the banner comes or goes
     source.onerror = function () {
-      if (state) { state.textContent = "reconnecting…"; state.dataset.state = "down"; }
+      showState("reconnecting…", "down");
     };
   }
+
+  // Page Visibility: a hidden tab lets its connection go; shown again, it reconnects and refreshes.
+  function pause() {
+    if (source === null) return;
+    source.close();
+    source = null;
+    showState("paused", "paused");
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) pause();
+    else if (source === null) connect();
+  });
 
   document.addEventListener("DOMContentLoaded", function () {
     bindFilters();
