@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from configctl.audit.schema import BROKER_DEFAULT_PATH
-from configctl.audit.simulation_model import Change, Fleet, SimulationSpec, apply_changes
+from configctl.audit.simulation_model import Fleet, SimulatedChange, SimulationSpec, apply_changes
 from configctl.audit.simulation_values import (
     BUILTIN,
     DEFAULT_BASE,
@@ -143,9 +143,9 @@ def _changes(
     base: dict[str, dict[str, str]],
     base_number: int,
     brokers: list[int],
-) -> list[Change]:
+) -> list[SimulatedChange]:
     """Later changes, each to a different key: edits, additions and deletions of every kind."""
-    changes: list[Change] = []
+    changes: list[SimulatedChange] = []
     used: set[tuple[str, str]] = set()
     kinds = ("topic", "topic", "default", "quota", "per-broker")
     attempts = 0
@@ -186,7 +186,7 @@ def _changes(
         if (path, name) in used:
             continue
         used.add((path, name))
-        changes.append(Change(base_number + len(changes) + 1, path, name, value))
+        changes.append(SimulatedChange(base_number + len(changes) + 1, path, name, value))
     return changes
 
 

@@ -48,7 +48,7 @@ class SimulationSpec:
 
 
 @dataclass(frozen=True)
-class Change:
+class SimulatedChange:
     number: int
     entity_path: str
     name: str
@@ -64,7 +64,7 @@ class Fleet:
     static: dict[int, dict[str, str]]
     base: dict[str, dict[str, str]]
     base_number: int
-    changes: list[Change]
+    changes: list[SimulatedChange]
     applied: dict[int, int]
     patches: dict[int, dict[tuple[str, str], str | None]]
     malformed: list[tuple[int, int, str, str]] = field(default_factory=list)  # broker, position, kind, text
@@ -137,7 +137,9 @@ def _expected_key(e: ExpectedValue) -> tuple[Any, ...]:
     return (e.broker_id is not None, e.broker_id or 0, e.entity_path, e.name)
 
 
-def apply_changes(base: dict[str, dict[str, str]], changes: Iterable[Change]) -> dict[str, dict[str, str]]:
+def apply_changes(
+    base: dict[str, dict[str, str]], changes: Iterable[SimulatedChange]
+) -> dict[str, dict[str, str]]:
     """ZooKeeper's /config after ``changes`` on ``base``: a change to None deletes its key, and an
     entity left with no key is gone (building a fleet replays the changes made so far with it)."""
     state = {path: dict(config) for path, config in base.items()}

@@ -86,7 +86,7 @@ def canary_alter(entity: Entity, change: ConfigChange, reason: str, kwargs: dict
             report = outcome.guarded(
                 lambda: canary.start(store, prepared, options, reason=reason, observer=observer)
             )
-    finish(report)
+    show_and_exit(report)
 
 
 @dataclass(frozen=True)
@@ -144,17 +144,17 @@ def apply_in_waves(store: Any, plan: Any, reason: str, wait: float | None) -> No
         report = outcome.guarded(
             lambda: waves.start(store, planned, options, reason=reason, observer=observer)
         )
-    finish(report)
+    show_and_exit(report)
 
 
 # -- the end of a rollout: one document, then the exit status it earned ------------------------------
 
 
-def finish(report: Report) -> None:
+def show_and_exit(report: Report) -> None:
     """Show the report (a document on stdout), then exit as the outcome says (one line on stderr)."""
     written = [Entity.from_path(p) for p in report.went_out or report.restored]
     after_commit(written, lambda: show(RolloutView(report)), what=f"rollout {report.id}")
-    outcome.conclude(report)
+    outcome.raise_for_rollout(report)
 
 
 @dataclass
@@ -457,7 +457,7 @@ def abort_rollout(rollout_id: str, force: bool, reason: str) -> None:
         report = control.abort(store, rollout_id, force=force, reason=reason, observer=observer)
     written = [Entity.from_path(p) for p in report.restored]
     after_commit(written, lambda: show(RolloutView(report)), what=f"rollout {rollout_id}")
-    outcome.concluded_abort(report, rollout_id)
+    outcome.raise_for_abort(report, rollout_id)
 
 
 @rollout.command("resume")
@@ -471,4 +471,4 @@ def resume_rollout(rollout_id: str) -> None:
     check_rollout_id(rollout_id)
     with open_store() as store, observing() as observer:
         report = outcome.guarded(lambda: control.resume(store, rollout_id, observer=observer))
-    finish(report)
+    show_and_exit(report)

@@ -1,7 +1,7 @@
 """What the console may do (``serve --allow-actions``): each action is the CLI command's own feature call.
 
 ``abort`` is ``configctl rollout abort ID``: the same :func:`configctl.rollout.control.abort`,
-judged by the same :func:`configctl.rollout.outcome.concluded_abort`, so the console answers with
+judged by the same :func:`configctl.rollout.outcome.raise_for_abort`, so the console answers with
 the document ``-o json`` prints and the exit status the command would end with (0, or the
 :mod:`configctl.errors` class's, with its one line). Nothing of the command is copied here: a
 front end only translates, so the two can never disagree about what an abort did.
@@ -109,7 +109,7 @@ class Actions:
             with self._one_at_a_time:
                 report = control.abort(self.store, rollout_id, force=False, reason=reason)
             document = report.to_json()
-            outcome.concluded_abort(report, rollout_id)
+            outcome.raise_for_abort(report, rollout_id)
         except ConfigctlError as exc:
             result = Outcome(
                 "abort", rollout_id, self.identity, exc.exit_code, printable(exc.message), document

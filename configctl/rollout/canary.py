@@ -286,7 +286,7 @@ def _stop(work: Run, failure: str) -> None:
 
 
 def _taken_over(work: Run, exc: TakenOver) -> None:
-    current = work.active.store.rollouts.settled(work.active.id, exc.current)
+    current = work.active.store.rollouts.after_abort(work.active.id, exc.current)
     if current is not None and current.state == rec.ABORTED:
         work.report.outcome = steps.ABORTED
         work.report.failure = f"aborted by someone else ({_last_event(current)})"

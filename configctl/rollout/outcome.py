@@ -1,8 +1,8 @@
 """How a rollout ends, as an exit status: the rules every front end (the CLI, a web console) shares.
 
-A rollout's :class:`~configctl.rollout.steps.Report` says what happened; :func:`conclude` turns it
+A rollout's :class:`~configctl.rollout.steps.Report` says what happened; :func:`raise_for_rollout` turns it
 into the error the operator gets (none for a promotion or completion whose fleet applied it),
-:func:`concluded_abort` does the same for ``rollout abort``, and :func:`guarded` says what a
+:func:`raise_for_abort` does the same for ``rollout abort``, and :func:`guarded` says what a
 failure that is not the rollout's own verdict means once its record may exist (left open).
 
 Exit statuses (docs/rollout.md): 0 promoted or completed (and, after a promotion,
@@ -45,7 +45,7 @@ def guarded(run: Callable[[], Report]) -> Report:
         ) from None
 
 
-def conclude(report: Report) -> None:
+def raise_for_rollout(report: Report) -> None:
     """Raise the error the rollout's outcome earns (nothing when it went out and the fleet applied it)."""
     name = f"rollout {report.id}"
     if report.outcome == steps.ABORTED:
@@ -65,7 +65,7 @@ def conclude(report: Report) -> None:
         fleet.conclude(result, None, done=f"{name} promoted the change to brokers/<default>")
 
 
-def concluded_abort(report: Report, rollout_id: str) -> None:
+def raise_for_abort(report: Report, rollout_id: str) -> None:
     """``rollout abort``'s outcome: nothing to say when it restored everything; exit 12 when it stopped;
     exit 8 when ``--force`` ended a rollout part of whose undo could not be read (named)."""
     if report.outcome == steps.STOPPED:

@@ -76,7 +76,7 @@ def run(active: ActiveRollout, observer: Observer | None = None) -> Report:
     try:
         _run(work)
     except TakenOver as exc:
-        current = active.store.rollouts.settled(active.id, exc.current)
+        current = active.store.rollouts.after_abort(active.id, exc.current)
         aborted = current is not None and current.state == rec.ABORTED
         work.report.outcome = steps.ABORTED if aborted else steps.STOPPED
         if aborted:

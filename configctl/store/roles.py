@@ -280,7 +280,9 @@ class Rollouts(Protocol):
 
     def listing(self) -> list[Listed]: ...
 
-    def settled(self, rollout_id: str, current: Record | None, timeout: float = 15.0) -> Record | None: ...
+    def after_abort(
+        self, rollout_id: str, current: Record | None, timeout: float = 15.0
+    ) -> Record | None: ...
 
     def open(
         self,

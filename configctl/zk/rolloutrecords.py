@@ -32,7 +32,7 @@ def read_record(session: ZkSession, rollout_id: str) -> tuple[Record, int] | Non
     return Record.decode(found[0]), found[1].version
 
 
-def settled(
+def after_abort(
     session: ZkSession, rollout_id: str, current: Record | None, timeout: float = 15.0
 ) -> Record | None:
     """The record once an abort someone else started has finished (or ``timeout`` passed)."""

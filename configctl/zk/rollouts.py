@@ -58,8 +58,8 @@ class ZooKeeperRollouts:
     def listing(self) -> list[Listed]:
         return rolloutrecords.listing(self.session)
 
-    def settled(self, rollout_id: str, current: Record | None, timeout: float = 15.0) -> Record | None:
-        return rolloutrecords.settled(self.session, rollout_id, current, timeout)
+    def after_abort(self, rollout_id: str, current: Record | None, timeout: float = 15.0) -> Record | None:
+        return rolloutrecords.after_abort(self.session, rollout_id, current, timeout)
 
     def open(
         self,

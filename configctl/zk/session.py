@@ -349,13 +349,13 @@ class ZkSession:
         result: list[Any] = []
         for path, async_result in zip(paths, pending, strict=True):
             with translate_errors(f"read {path}"):
-                answer = settled(async_result, self.timeout)
+                answer = outcome_of(async_result, self.timeout)
             result.append(self._node_answer(answer, f"read {path}", node_errors))
         return result
 
     @staticmethod
     def _node_answer(answer: Any, action: str, node_errors: bool) -> Any:
-        """One node's :func:`settled` answer as the many-node reads give it: the answer itself,
+        """One node's :func:`outcome_of` answer as the many-node reads give it: the answer itself,
         None for a node that does not exist, and a node that may not be read as its error (with
         ``node_errors``) or raised; any other failure raised, as :func:`translate_errors` words it."""
         if not isinstance(answer, Exception):
@@ -374,7 +374,7 @@ class ZkSession:
             pending = [self.client.get_async(p) for p in paths]
             answers: list[Any] = []
             for path, async_result in zip(paths, pending, strict=True):
-                answer = settled(async_result, self.timeout)
+                answer = outcome_of(async_result, self.timeout)
                 if isinstance(answer, NoNodeError):
                     answers.append(None)
                 elif isinstance(answer, NoAuthError) and node_errors:
@@ -410,7 +410,7 @@ class ZkSession:
             pending = [(p, self.client.get_children_async(p)) for p in paths[start : start + PIPELINE_CHUNK]]
             for path, async_result in pending:
                 with translate_errors(f"list {path}"):
-                    answer = settled(async_result, self.timeout)
+                    answer = outcome_of(async_result, self.timeout)
                 children = self._node_answer(answer, f"list {path}", node_errors)
                 result.append(sorted(children) if isinstance(children, list) else children)
         return result
@@ -442,7 +442,7 @@ class ZkSession:
         return not any(isinstance(result, Exception) for result in results)
 
 
-def settled(async_result: Any, timeout: float) -> Any:
+def outcome_of(async_result: Any, timeout: float) -> Any:
     """A request's answer, or the kazoo exception it failed with, returned instead of raised.
 
     ``AsyncResult.get`` raises the exception the result holds. Caught in a frame that still holds
