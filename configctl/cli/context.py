@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import click
 
+from configctl.cli import render
 from configctl.cli.options import settings
 from configctl.settings import DEFAULT_HISTORY_LIMIT
 from configctl.store import ConfigStore, History, Store
@@ -63,7 +64,7 @@ def new_store(
         # Every reader of history gets ZooKeeper's records and the archive's as one.
         from configctl.archive import ArchivedHistory
 
-        history = ArchivedHistory(zookeeper, chosen.history_archive)
+        history = ArchivedHistory(zookeeper, chosen.history_archive, warn=render.warning)
     if chosen.bootstrap_server is None:
         return Store(zookeeper, history=history)
     # Running brokers' configs go through the brokers (they validate them); the rest as before.
