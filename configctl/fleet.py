@@ -359,7 +359,9 @@ def wait(
     return result
 
 
-def conclude(result: WaitResult, timeout: float | None, *, done: str = "the write is committed") -> None:
+def raise_for_wait(
+    result: WaitResult, timeout: float | None, *, done: str = "the write is committed"
+) -> None:
     """The exit status a wait earned (after the command printed its result): 9 when a broker
     refused the change, 10 when one had not applied it in time; ``done`` says what was written."""
     if not result.brokers:

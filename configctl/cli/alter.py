@@ -16,7 +16,7 @@ from configctl.cli.entity_options import EntityCommand, entity_options, pop_sele
 from configctl.cli.options import environment_option, environment_variable, global_options, settings
 from configctl.cli.render import diff_json, diff_table, entity_label, safe, show_written
 from configctl.cli.rollout_options import canary_options, requested
-from configctl.cli.waiting import conclude, follow, follow_unchanged, wait_option
+from configctl.cli.waiting import follow, follow_unchanged, raise_for_wait, wait_option
 from configctl.configparse import added_configs, parse_delete_config
 from configctl.entities import Entity
 from configctl.errors import InvalidInput, printable
@@ -136,7 +136,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
         following = kwargs["wait"] is not None and not kwargs["dry_run"]
         show_written([result.entity] if committed else [], view, follow=brokers_answer if following else None)
     if view.rollout is not None:
-        conclude(view.rollout, kwargs["wait"])
+        raise_for_wait(view.rollout, kwargs["wait"])
 
 
 def _confirm_replace(store: ConfigStore, entity: Entity, if_version: int | None, *, yes: bool) -> int | None:

@@ -34,7 +34,7 @@ from configctl.cli.render import (
     warning,
 )
 from configctl.cli.rollout_options import requested, wave_options
-from configctl.cli.waiting import conclude, follow, wait_option
+from configctl.cli.waiting import follow, raise_for_wait, wait_option
 from configctl.desired import apply as applying
 from configctl.desired import document as desired_files
 from configctl.desired import export as exporting
@@ -265,7 +265,7 @@ def apply(
             what="apply",
         )
     if view.rollout is not None and wait is not None:
-        conclude(view.rollout, wait)
+        raise_for_wait(view.rollout, wait)
 
 
 @dataclass

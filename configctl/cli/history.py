@@ -35,7 +35,7 @@ from configctl.cli.render import (
     show,
     show_written,
 )
-from configctl.cli.waiting import conclude, follow, wait_option
+from configctl.cli.waiting import follow, raise_for_wait, wait_option
 from configctl.documents.history import FeedDocument, HistoryDocument
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
@@ -400,7 +400,7 @@ def rollback(
             [entity] if committed else [], _Restored(view), follow=brokers_answer if following else None
         )
     if view.rollout is not None and wait is not None:
-        conclude(view.rollout, wait)
+        raise_for_wait(view.rollout, wait)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ from rich.table import Table
 from configctl import fleet
 from configctl.cli.render import progress, safe
 from configctl.entities import Entity
-from configctl.fleet import conclude as conclude  # the exit status a wait earned; commands import it here
+from configctl.fleet import (
+    raise_for_wait as raise_for_wait,  # the exit status a wait earned; commands import it here
+)
 from configctl.store import Committed, ConfigStore
 
 DEFAULT_WAIT = 60.0

@@ -62,7 +62,7 @@ def raise_for_rollout(report: Report) -> None:
         )
     result = report.fleet
     if report.outcome == steps.PROMOTED and result is not None:
-        fleet.conclude(result, None, done=f"{name} promoted the change to brokers/<default>")
+        fleet.raise_for_wait(result, None, done=f"{name} promoted the change to brokers/<default>")
 
 
 def raise_for_abort(report: Report, rollout_id: str) -> None:
