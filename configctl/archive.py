@@ -16,8 +16,10 @@ do not interleave. Files are owner-only, in a directory nobody else can write to
 others can write to is refused): a record holds the config as ZooKeeper holds it (broker
 passwords encrypted, SCRAM credentials as salted hashes, as in ZooKeeper itself).
 
-One cluster per archive: the first run records which ZooKeeper it archives (``DIR/cluster.json``,
-its connect string); another cluster's is refused in one line, to write and to read. ZooKeeper's
+One cluster per archive: the first run records which cluster it archives (``DIR/cluster.json``:
+Kafka's cluster id when a broker ever registered one, and ZooKeeper's connect string); another
+cluster's is refused in one line, to write and to read. Two ids decide alone (a cluster moved to
+new servers keeps its id); without one, the connect strings do. ZooKeeper's
 records win: an archived record they contradict (:func:`reconcile`) is left out of every answer,
 said on stderr, and removed by the next ``history archive``, which lists it.
 
@@ -222,9 +224,10 @@ def _servers(connect: ConnectString) -> set[tuple[str, int]]:
     return {(host.lower(), port) for host, port in connect.hosts}
 
 
-def check_cluster(directory: Path, cluster: str) -> bool:
+def check_cluster(directory: Path, cluster: str, cluster_id: str | None = None) -> bool:
     """Refuse, in one line, an archive that holds another cluster's history (its
-    :data:`CLUSTER_FILE`); False when it names none yet (an archive made before it was recorded)."""
+    :data:`CLUSTER_FILE`): Kafka's cluster ids when both are known, else the connect strings;
+    False when it names none yet (an archive made before it was recorded)."""
     path = directory / CLUSTER_FILE
     if not path.exists():
         return False
@@ -232,6 +235,15 @@ def check_cluster(directory: Path, cluster: str) -> bool:
     recorded = document.get("zookeeper") if isinstance(document, dict) else None
     if not isinstance(recorded, str):
         raise InvalidInput(f"history archive {path}: names no ZooKeeper; remove it, and archive again")
+    recorded_id = document.get("kafka_cluster_id")
+    if isinstance(recorded_id, str) and cluster_id is not None:
+        if recorded_id != cluster_id:
+            raise InvalidInput(
+                f"history archive {directory} holds the history of Kafka cluster {recorded_id} "
+                f"({CLUSTER_FILE}), not of cluster {cluster_id} at {_connect(cluster)}: archive each "
+                "cluster into a directory of its own"
+            )
+        return True
     if not same_cluster(recorded, cluster):
         raise InvalidInput(
             f"history archive {directory} holds the history of ZooKeeper {recorded} ({CLUSTER_FILE}), "
@@ -241,12 +253,19 @@ def check_cluster(directory: Path, cluster: str) -> bool:
     return True
 
 
-def prepare(directory: Path, cluster: str | None) -> None:
+def prepare(directory: Path, cluster: str | None, cluster_id: str | None = None) -> None:
     """The archive directory, ready to write: owner-only (made so, or refused in one line when
-    others can write to it), holding ``cluster``'s history (recorded on the first run)."""
+    others can write to it), holding ``cluster``'s history (recorded on the first run, and its
+    Kafka ``cluster_id`` added once it is known)."""
     private_directory(directory, "history archive")
-    if cluster is not None and not check_cluster(directory, cluster):
-        document = {"zookeeper": str(_connect(cluster))}
+    if cluster is None:
+        return
+    known = check_cluster(directory, cluster, cluster_id)
+    recorded = read_json(directory / CLUSTER_FILE, "history archive") if known else {}
+    if not known or (cluster_id is not None and recorded.get("kafka_cluster_id") != cluster_id):
+        document: dict[str, str] = {"zookeeper": str(recorded.get("zookeeper") or _connect(cluster))}
+        if cluster_id is not None:
+            document["kafka_cluster_id"] = cluster_id
         replace_atomically(directory / CLUSTER_FILE, json.dumps(document) + "\n", private=True)
 
 
@@ -284,12 +303,17 @@ class Archived:
 
 
 def archive(
-    histories: Mapping[str, list[HistoryRecord]], directory: Path, *, cluster: str | None = None
+    histories: Mapping[str, list[HistoryRecord]],
+    directory: Path,
+    *,
+    cluster: str | None = None,
+    cluster_id: str | None = None,
 ) -> Archived:
     """Add every record of ``histories`` (by entity path, ZooKeeper's) to the archive in
-    ``directory``, the history of ZooKeeper ``cluster`` (its connect string; :func:`prepare`).
-    An archived record ZooKeeper's contradict is removed from its file, and listed."""
-    prepare(directory, cluster)
+    ``directory``, the history of ZooKeeper ``cluster`` (its connect string) and Kafka cluster
+    ``cluster_id`` (:func:`prepare`). An archived record ZooKeeper's contradict is removed from
+    its file, and listed."""
+    prepare(directory, cluster, cluster_id)
     added = written = total = 0
     dropped: list[Dropped] = []
     with _locked(directory):
@@ -329,10 +353,13 @@ def _locked(directory: Path) -> Iterator[None]:
 
 
 class Recorded(History, Protocol):
-    """The history :class:`ArchivedHistory` completes, and the ZooKeeper it is of (its connect string)."""
+    """The history :class:`ArchivedHistory` completes, and the cluster it is of (ZooKeeper's connect
+    string, Kafka's cluster id)."""
 
     @property
     def location(self) -> str: ...
+
+    def cluster_id(self) -> str | None: ...
 
 
 class ArchivedHistory:
@@ -366,7 +393,7 @@ class ArchivedHistory:
         if self._present is None:
             present = check_directory(self.directory, f"history archive {self.directory}")
             if present:
-                check_cluster(self.directory, self.inner.location)
+                check_cluster(self.directory, self.inner.location, self.inner.cluster_id())
             else:
                 self._warn(
                     f"history archive {self.directory} does not exist: answering from ZooKeeper's records alone"

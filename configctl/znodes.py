@@ -472,6 +472,22 @@ class BrokerStateZNode:
             }
 
 
+class ClusterIdZNode:
+    """``/cluster/id``: the Kafka cluster's id, written once by the first broker (Kafka's
+    ``ClusterIdZNode``, ``{"version":"1","id":"<22 characters>"}``): what says two addresses are
+    one cluster."""
+
+    PATH = "/cluster/id"
+
+    @staticmethod
+    def decode(data: bytes) -> str:
+        document = _parse_json_object(data, "Kafka's cluster id (/cluster/id)")
+        cluster_id = document.get("id")
+        if not isinstance(cluster_id, str) or not cluster_id:
+            raise InvalidInput("Kafka's cluster id (/cluster/id) holds no id")
+        return cluster_id
+
+
 class FleetRecordZNode:
     """``/configctl/fleet/<id>``: a broker's persistent record (docs/reference/state-and-fleet-nodes.md), so a broker whose
     listener died is still known: ``{"broker_id","host","last_seen_ms","last_applied_change"}``."""

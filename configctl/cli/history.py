@@ -233,10 +233,10 @@ def _archive(out_dir: str | None, params: dict[str, Any], since: TimeRef | None,
         raise click.UsageError("history archive takes every entity: no entity, --since or --limit")
     directory = Path(out_dir)
     with open_store() as store:
-        cluster = store.location
-        prepare(directory, cluster)
+        cluster, cluster_id = store.location, store.cluster_id()
+        prepare(directory, cluster, cluster_id)
         histories = store.histories(store.history_entities())
-    show(archive(histories, directory, cluster=cluster))
+    show(archive(histories, directory, cluster=cluster, cluster_id=cluster_id))
 
 
 def _fleet_feed(since: TimeRef, until: TimeRef | None, limit: int | None) -> None:

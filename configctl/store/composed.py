@@ -115,6 +115,9 @@ class Store:
 
     # -- Registrations -----------------------------------------------------------------------------
 
+    def cluster_id(self) -> str | None:
+        return self.base.cluster_id()
+
     def running_brokers(self) -> set[int] | None:
         return self.base.running_brokers()
 

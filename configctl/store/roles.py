@@ -100,6 +100,10 @@ class ConfigReads(Protocol):
 class Registrations(Protocol):
     """What Kafka registered, and who owns the cluster's metadata."""
 
+    def cluster_id(self) -> str | None:
+        """The Kafka cluster's id, None when no Kafka broker ever registered one."""
+        ...
+
     def running_brokers(self) -> set[int] | None: ...
 
     def existing_topics(self, names: Iterable[str]) -> set[str] | None: ...

@@ -183,6 +183,9 @@ class ZooKeeperStore:
                 result.append(Stored(entity, {}, stat.version, problem=str(exc)))
         return result
 
+    def cluster_id(self) -> str | None:
+        return registrations.cluster_id(self.session)
+
     def running_brokers(self) -> set[int] | None:
         """The ids of the Kafka brokers registered now; None when no Kafka ever registered here."""
         return registrations.running_brokers(self.session)

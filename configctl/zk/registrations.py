@@ -1,4 +1,4 @@
-"""What a Kafka cluster has registered in ZooKeeper: its running brokers and its topics.
+"""What a Kafka cluster has registered in ZooKeeper: its id, its running brokers and its topics.
 
 Kafka's own ZooKeeper admin path consults these before a config write (see
 :mod:`configctl.guards`). A ZooKeeper that holds no Kafka registration at all (a fleet run by
@@ -9,10 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from configctl.errors import InvalidInput
 from configctl.zk.session import ZkSession
+from configctl.znodes import ClusterIdZNode
 
 BROKER_IDS_PATH = "/brokers/ids"
 TOPICS_PATH = "/brokers/topics"
+
+
+def cluster_id(session: ZkSession) -> str | None:
+    """The Kafka cluster's id, None when no Kafka broker ever started on this ZooKeeper (or the node
+    is not a cluster id: nothing can be said of it then)."""
+    node = session.get_many([ClusterIdZNode.PATH])[0]
+    if node is None:
+        return None
+    try:
+        return ClusterIdZNode.decode(node[0])
+    except InvalidInput:
+        return None
 
 
 def running_brokers(session: ZkSession) -> set[int] | None:

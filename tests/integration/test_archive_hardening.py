@@ -117,3 +117,52 @@ def test_a_history_archive_that_is_not_a_directory_is_refused_in_one_line(zk_con
         assert refused.returncode == 1, refused.stderr
         assert f"history archive {path}: not a directory" in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def _kafka_cluster_id(zk: KazooClient, cluster_id: str) -> None:
+    """``/cluster/id`` as a Kafka broker writes it on its first start (tests/kafka reads a real one)."""
+    document = json.dumps({"version": "1", "id": cluster_id}).encode()
+    if zk.exists("/cluster/id"):
+        zk.set("/cluster/id", document)
+    else:
+        zk.create("/cluster/id", document, makepath=True)
+
+
+def test_kafkas_cluster_id_is_recorded_and_decides_which_cluster_an_archive_is_of(
+    zk_connect, zk: KazooClient, tmp_path
+):
+    archive = tmp_path / "archive"
+    _kafka_cluster_id(zk, "Xh1G6rKbR1e0d5tSgdf5Ag")
+    written = cli(zk_connect, "alter", "--topic", "orders", "--add-config", "retention.ms=1000", "--yes")
+    assert written.returncode == 0, written.stderr
+    done = cli(zk_connect, "history", "archive", "--out", str(archive))
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads((archive / "cluster.json").read_text())
+    assert recorded["kafka_cluster_id"] == "Xh1G6rKbR1e0d5tSgdf5Ag"
+
+    # The same ZooKeeper now holds another Kafka cluster's id: not the cluster archived here.
+    _kafka_cluster_id(zk, "another-cluster-id-000")
+    before = {p.name: p.read_bytes() for p in archive.iterdir()}
+    for args in (
+        ("history", "archive", "--out", str(archive)),
+        ("history", "--since", "-1d", "--history-archive", str(archive)),
+    ):
+        refused = cli(zk_connect, *args)
+        assert refused.returncode == 1, refused.stderr
+        assert "Xh1G6rKbR1e0d5tSgdf5Ag" in refused.stderr and "another-cluster-id-000" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in archive.iterdir()} == before
+
+
+def test_an_archive_made_before_the_cluster_id_was_known_takes_it_on_its_next_run(
+    zk_connect, zk: KazooClient, tmp_path
+):
+    archive = tmp_path / "archive"
+    written = cli(zk_connect, "alter", "--topic", "orders", "--add-config", "retention.ms=1000", "--yes")
+    assert written.returncode == 0, written.stderr
+    assert cli(zk_connect, "history", "archive", "--out", str(archive)).returncode == 0
+    assert "kafka_cluster_id" not in json.loads((archive / "cluster.json").read_text())
+    _kafka_cluster_id(zk, "Xh1G6rKbR1e0d5tSgdf5Ag")
+    again = cli(zk_connect, "history", "archive", "--out", str(archive))
+    assert again.returncode == 0, again.stderr
+    assert json.loads((archive / "cluster.json").read_text())["kafka_cluster_id"] == "Xh1G6rKbR1e0d5tSgdf5Ag"
