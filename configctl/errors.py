@@ -60,7 +60,8 @@ class ZooKeeperUnavailable(ConfigctlError):
 
 
 class KafkaUnavailable(ConfigctlError):
-    """No Kafka broker answered (or the one asked is gone) before the Admin API request completed."""
+    """No Kafka broker could be reached (or the one asked is gone): the Admin API request was not
+    sent, or it asked only (a read, a validation), so nothing was written by it."""
 
     exit_code = 3
 
@@ -115,6 +116,18 @@ class PartiallyWritten(ConfigctlError):
         self.committed = list(committed)
         self.not_committed = list(not_committed)
         self.unknown = list(unknown)
+
+
+class KafkaAnswerLost(PartiallyWritten):
+    """An Admin API write reached a broker and its answer never came (a timeout, a connection cut,
+    Ctrl-C): the broker may have written it, or may yet. Not "nothing written" (exit 3): its
+    outcome is unknown (exit 8). The write path re-reads ZooKeeper, says what it holds and
+    records a write that landed (:mod:`configctl.interrupted`); a ZooKeeper read is not ordered
+    after the broker's work, so a write not there yet stays unknown rather than "not committed".
+    """
+
+    def __init__(self, message: str, entity_path: str) -> None:
+        super().__init__(message, unknown=[entity_path])
 
 
 class BrokersRefused(ConfigctlError):

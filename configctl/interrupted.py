@@ -7,6 +7,11 @@ entities of the multis in flight are re-read once ZooKeeper answers again (withi
 timeout; ZooKeeper answers those reads only after every request sent before them, so they see
 the outcome), and the command ends with exactly what is known (:class:`WriteInterrupted`, exit 8),
 or with the original error when nothing can have landed.
+
+A write sent through a Kafka broker and never answered (:class:`~configctl.errors.KafkaAnswerLost`)
+is settled the same way, with two differences: a ZooKeeper read is not ordered after the broker's
+work, so a write not found there may still land (unknown, never "not committed"), and the broker's
+own answer is lost, so the command ends with exit 8 even when every write was found.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Sequence
 
 from configctl import retrying
 from configctl.entities import Entity
-from configctl.errors import ConfigctlError, PartiallyWritten, ZooKeeperUnavailable, one_line
+from configctl.errors import ConfigctlError, KafkaAnswerLost, PartiallyWritten, ZooKeeperUnavailable, one_line
 from configctl.store import Change, ConfigStore
 
 RETRY_PAUSE = 0.25
@@ -85,21 +90,23 @@ def listed(entities: Sequence[Entity], limit: int = NAMED) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+UNKNOWN_ZOOKEEPER = "sent but never answered, ZooKeeper did not come back in time"
+UNKNOWN_KAFKA = "sent but never answered, and not in ZooKeeper when re-read: the broker may still write it"
+
+
 def report(
     what: str,
     total: int,
     committed: Sequence[Entity],
     not_committed: Sequence[Entity],
     unknown: Sequence[Entity],
+    unknown_why: str = UNKNOWN_ZOOKEEPER,
 ) -> str:
     parts = [f"{what}; committed {len(committed)} of {total} entities ({listed(committed) or 'none'})"]
     if not_committed:
         parts.append(f"not committed {len(not_committed)} ({listed(not_committed)})")
     if unknown:
-        parts.append(
-            f"unknown {len(unknown)}: sent but never answered, ZooKeeper did not come back in time "
-            f"({listed(unknown)})"
-        )
+        parts.append(f"unknown {len(unknown)}: {unknown_why} ({listed(unknown)})")
     return "; ".join(parts) + "; run plan or describe to see what is left (--output json lists every entity)"
 
 
@@ -113,22 +120,28 @@ def settle(
     """After ``cause`` stopped a write with ``sent`` in flight: return what landed if everything
     asked for is accounted as written; raise the truth otherwise (``cause`` itself when nothing
     can have landed, :class:`WriteInterrupted` when part of it did or it cannot be known)."""
-    landed, _missed, unknown = resolve(store, sent)
+    landed, missed, unknown = resolve(store, sent)
+    answer_lost = isinstance(cause, KafkaAnswerLost)
+    if answer_lost:  # not in ZooKeeper yet is not "never": the broker may still write it
+        unknown = [*missed, *unknown]
     done = set(committed) | {c.entity for c in landed}
     lost = {c.entity for c in unknown}
     committed_entities = [c.entity for c in changes if c.entity in done]
     not_committed = [c.entity for c in changes if c.entity not in done and c.entity not in lost]
     if not committed_entities and not unknown:
         raise cause
-    if not not_committed and not unknown:
+    if not not_committed and not unknown and not answer_lost:
         return landed
     what = one_line(cause.message if isinstance(cause, ConfigctlError) else cause) or "interrupted"
     if isinstance(cause, KeyboardInterrupt):
         what = "interrupted"
-    if sent and not unknown:
+    if answer_lost and landed:
+        what += " (re-read from ZooKeeper: it was, and history records it)"
+    elif sent and not unknown:
         what += " (the writes in flight were re-read after reconnecting)"
+    why = UNKNOWN_KAFKA if answer_lost else UNKNOWN_ZOOKEEPER
     raise WriteInterrupted(
-        report(what, len(changes), committed_entities, not_committed, [c.entity for c in unknown]),
+        report(what, len(changes), committed_entities, not_committed, [c.entity for c in unknown], why),
         committed=committed_entities,
         not_committed=not_committed,
         unknown=[c.entity for c in unknown],

@@ -177,7 +177,7 @@ def alter(
             raise retrying.RetryNow() from None
         except CommitInterrupted as exc:
             # raises unless the write is known to have landed
-            interrupted.settle(store, [write], [], exc.unknown, exc.error)
+            interrupted.settle(store, [write], [], exc.unknown, exc.failure or exc.error)
             committed = Committed(entity, version_after(before.version), None)
         return AlterResult(entity, before, after, changes, committed, attempts)
 

@@ -27,7 +27,7 @@ from kafka.protocol.admin import (
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import refusal, translate_errors
 from configctl.entities import Entity, EntityType
-from configctl.errors import InvalidInput
+from configctl.errors import InvalidInput, shown
 from configctl.reported import ReportedConfig, ReportedSynonym, quota_text
 
 # Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
@@ -47,6 +47,8 @@ _SET, _DELETE = 0, 1
 _MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
 _QUOTA_ENTITY = {EntityType.USERS: "user", EntityType.CLIENTS: "client-id", EntityType.IPS: "ip"}
 _SCRAM = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+MAX_PROTOCOL_STRING = 32_767
+"""The longest string the Kafka protocol carries, in bytes of UTF-8 (``Short.MAX_VALUE``)."""
 
 logging.getLogger("kafka").setLevel(logging.CRITICAL)  # its reconnect chatter is not the operator's
 
@@ -70,13 +72,30 @@ class KafkaAdmin:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, request: Any, node_id: int | None = None, action: str = "answer") -> Any:
+    def _send(
+        self, request: Any, node_id: int | None = None, action: str = "answer", *, writes: str | None = None
+    ) -> Any:
+        """``request``'s answer from broker ``node_id`` (None: any).
+
+        ``writes`` names the entity a write request changes. Such a request is sent on a
+        connection made first, so a failure is known to come before it left (nothing written:
+        :class:`~configctl.errors.KafkaUnavailable`) or after (no answer, the outcome unknown:
+        :class:`~configctl.errors.KafkaAnswerLost`).
+        """
         manager = self._admin._manager  # the client's own connection manager (no public send)
+        sent = False
 
         async def send() -> Any:
-            return await manager.send(request, node_id=node_id)
+            nonlocal sent
+            if writes is None:
+                return await manager.send(request, node_id=node_id)
+            target = node_id if node_id is not None else manager.least_loaded_node()
+            connection = await manager.get_connection(target)  # connected: nothing sent yet
+            answer = connection.send_request(request)
+            sent = not answer.is_done  # handed to the socket; a refusal before that fails it at once
+            return await answer
 
-        with translate_errors(action, self.bootstrap):
+        with translate_errors(action, self.bootstrap, writes=writes, sent=lambda: sent):
             return manager.run(send)
 
     # -- the cluster --------------------------------------------------------------------------
@@ -163,10 +182,13 @@ class KafkaAdmin:
         entries = [(key, _SET, value) for key, value in set_keys.items()]
         entries += [(key, _DELETE, None) for key in delete_keys]
         what = "change the broker defaults" if broker_id is None else f"change broker {broker_id}'s config"
+        refuse_unsendable(set_keys, delete_keys, what)
         request = IncrementalAlterConfigsRequest(
             resources=[(_BROKER, name, entries)], validate_only=validate_only
         )
-        response = self._send(request, broker_id if broker_id is not None else via, what)
+        entity_path = f"brokers/{name or '<default>'}"
+        target = broker_id if broker_id is not None else via
+        response = self._send(request, target, what, writes=None if validate_only else entity_path)
         for result in response.responses:
             problem = refusal(result.error_code, result.error_message, what)
             if problem is not None:
@@ -242,6 +264,26 @@ class KafkaAdmin:
         return found
 
 
+def refuse_unsendable(set_keys: Mapping[str, str], delete_keys: Iterable[str], what: str) -> None:
+    """Refuse, before anything is sent, a key or value the Admin API cannot carry.
+
+    Every string of the Kafka protocol is at most 32,767 bytes of UTF-8 (a 16-bit length; Kafka's
+    own parser refuses more even where the length is a varint): a longer one would go out
+    corrupt and come back as no answer at all. (ZooKeeper's path has no such limit.)
+    """
+    for key in [*set_keys, *delete_keys]:
+        for text, label in (
+            (key, f"the key {shown(key, 40)}"),
+            (set_keys.get(key), f"the value of {shown(key, 40)}"),
+        ):
+            size = len(text.encode("utf-8", "surrogatepass")) if text is not None else 0
+            if size > MAX_PROTOCOL_STRING:
+                raise InvalidInput(
+                    f"cannot {what}: {label} is {size} bytes of UTF-8, and the Admin API carries at most "
+                    f"{MAX_PROTOCOL_STRING} per string; nothing was written"
+                )
+
+
 def _reported_configs(entries: Iterable[Any]) -> dict[str, ReportedConfig]:
     configs: dict[str, ReportedConfig] = {}
     for entry in entries:
@@ -282,4 +324,4 @@ def same_address(reported: str | None, name: str) -> bool:
         return reported == name
 
 
-__all__ = ["KafkaAdmin"]
+__all__ = ["MAX_PROTOCOL_STRING", "KafkaAdmin", "refuse_unsendable"]

@@ -15,21 +15,36 @@ from typing import Any
 
 import javaproperties
 
-from configctl.errors import InvalidInput
+from configctl.errors import InvalidInput, shown
 from configctl.files import read_text
+from configctl.zkconnection import ConnectString, parse_connect_string
 
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 _MECHANISMS = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 
 
+def bootstrap_servers(bootstrap: str, what: str = "--bootstrap-server") -> list[str]:
+    """``HOST:PORT[,HOST:PORT...]`` as kafka-python's ``bootstrap_servers``, each checked before a
+    socket opens (a port from 1 to 65535, a host name or address) by ZooKeeper's connect-string
+    rule (:func:`configctl.zkconnection.parse_connect_string`, the one home of host:port), without
+    a chroot and with every port given: Kafka has no default port to fall back on."""
+    raw = bootstrap.strip() if isinstance(bootstrap, str) else ""
+    items = [item.strip() for item in raw.split(",")]
+    if not raw or "/" in raw or any(not _has_port(item) for item in items if item):
+        raise InvalidInput(f"{what} must be HOST:PORT[,HOST:PORT...], not {shown(raw)}")
+    return [str(ConnectString((host,), None)) for host in parse_connect_string(raw, what=what).hosts]
+
+
+def _has_port(item: str) -> bool:
+    host, colon, port = item.rpartition(":")
+    return bool(colon and host and port) and not host.endswith(":")  # ``::1`` needs its brackets
+
+
 def client_options(bootstrap: str, command_config: Path | None, timeout: float) -> dict[str, Any]:
     """kafka-python ``KafkaAdminClient`` options for ``bootstrap`` and the properties file."""
-    servers = [server.strip() for server in bootstrap.split(",") if server.strip()]
-    if not servers or any(":" not in server for server in servers):
-        raise InvalidInput(f"--bootstrap-server must be HOST:PORT[,HOST:PORT...], not {bootstrap!r}")
     options: dict[str, Any] = {
-        "bootstrap_servers": servers,
+        "bootstrap_servers": bootstrap_servers(bootstrap),
         "client_id": "configctl",
         "request_timeout_ms": int(timeout * 1000),
         "bootstrap_timeout_ms": int(min(timeout, 10.0) * 1000),

@@ -9,11 +9,17 @@ What they become (:class:`~configctl.errors.KafkaUnavailable`,
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
-from configctl.errors import BrokerRefused, KafkaUnavailable, PermissionDenied
+from configctl.errors import (
+    BrokerRefused,
+    ConfigctlError,
+    KafkaAnswerLost,
+    KafkaUnavailable,
+    PermissionDenied,
+)
 
 
 @cache
@@ -52,8 +58,33 @@ def refusal(error_code: int, message: str | None, what: str) -> BrokerRefused | 
 
 
 @contextlib.contextmanager
-def translate_errors(action: str, bootstrap: str) -> Iterator[None]:
-    """Turn the Kafka client's exceptions into one-line configctl errors; ``action`` completes "to ..."."""
+def translate_errors(
+    action: str, bootstrap: str, *, writes: str | None = None, sent: Callable[[], bool] = lambda: False
+) -> Iterator[None]:
+    """Turn the Kafka client's exceptions into one-line configctl errors; ``action`` completes "to ...".
+
+    A failure means "nothing written" only while the request had not left: once a write request
+    (``writes``: the entity it changes) was sent (``sent()``), whatever ends the wait for its
+    answer (a timeout, a connection cut, Ctrl-C) leaves its outcome unknown:
+    :class:`~configctl.errors.KafkaAnswerLost`, never :class:`~configctl.errors.KafkaUnavailable`.
+    """
+    try:
+        with _translated(action, bootstrap):
+            yield
+    except (Exception, KeyboardInterrupt) as exc:
+        if writes is None or not sent():
+            raise
+        cause = exc.__context__ if isinstance(exc, ConfigctlError) and exc.__context__ is not None else exc
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else _reason(cause)[:200]
+        raise KafkaAnswerLost(
+            f"the request to {action} was sent to Kafka ({bootstrap}) and never answered ({why}): "
+            "it may have been written",
+            writes,
+        ) from None
+
+
+@contextlib.contextmanager
+def _translated(action: str, bootstrap: str) -> Iterator[None]:
     kafka_errors, unreachable, denied = _kafka()
     try:
         yield

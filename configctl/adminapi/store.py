@@ -11,6 +11,11 @@ config node and its change notification itself; this store then records the writ
 history (who, when, why) and reports the change number the broker's notification got, so
 ``--wait``, ``status``, canaries and waves work as they do on the ZooKeeper path.
 
+A write request sent and never answered (a timeout, a connection cut) may have been written by
+the broker: it is :class:`~configctl.store.CommitInterrupted` with that change ``unknown``, and
+:meth:`landed` re-reads ZooKeeper for it, recording the history of one the broker wrote (exit 8
+either way: the broker's answer is lost, :class:`~configctl.errors.KafkaAnswerLost`).
+
 What differs, and is said so by :attr:`capabilities`: a broker write cannot share a transaction
 with other nodes (``extra_nodes``): a rollout's record goes first, in its own ZooKeeper write, and
 the broker writes follow it one by one. The version check is made just before the request (the
@@ -26,10 +31,21 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 
 from configctl import catalogue, secrets
-from configctl.adminapi.client import KafkaAdmin
-from configctl.entities import EntityType
-from configctl.errors import InvalidInput
-from configctl.store import Capabilities, Change, Committed, ConfigStore, NodeOp, Stored, VersionConflict
+from configctl.adminapi.client import KafkaAdmin, refuse_unsendable
+from configctl.adminapi.connection import bootstrap_servers
+from configctl.entities import Entity, EntityType
+from configctl.errors import InvalidInput, KafkaAnswerLost
+from configctl.store import (
+    Capabilities,
+    Change,
+    CommitInterrupted,
+    Committed,
+    ConfigStore,
+    NodeOp,
+    Stored,
+    VersionConflict,
+    version_after,
+)
 
 NOTIFICATION_WAIT = 10.0
 """How long to wait for the broker's change notification to appear after a write it accepted."""
@@ -46,10 +62,13 @@ class BrokersThroughAdmin:
     """
 
     def __init__(self, inner: ConfigStore, bootstrap: str, command_config: Path | None = None) -> None:
+        bootstrap_servers(bootstrap)  # refused now, not once a write first needs a broker
         self.inner = inner
         self.bootstrap = bootstrap
         self.command_config = command_config
         self._admin: KafkaAdmin | None = None
+        self._unanswered: dict[Entity, tuple[Stored, str]] = {}
+        """Writes sent and never answered: what the entity was before, and the reason to record."""
 
     @property
     def admin(self) -> KafkaAdmin:
@@ -81,21 +100,32 @@ class BrokersThroughAdmin:
         """ZooKeeper's part in one multi (with ``extra``), then each running broker's config through it."""
         through, direct, via = self._split(changes)
         committed = self.inner.commit(direct, reason=reason, extra=extra) if direct or extra else []
-        for change in through:
-            committed.append(self._through_broker(change, reason, via))
+        for index, change in enumerate(through):
+            committed.append(self._through_broker(change, reason, via, committed, through[index + 1 :]))
         return committed
 
     def commit_batches(
         self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2
     ) -> Generator[list[Committed], None, None]:
         through, direct, via = self._split(changes)
+        done: list[Committed] = []  # what this call committed, for its account if a write is cut off
         if direct:
-            yield from self.inner.commit_batches(direct, reason=reason, in_flight=in_flight)
-        for change in through:
-            yield [self._through_broker(change, reason, via)]
+            yield from _noted(self.inner.commit_batches(direct, reason=reason, in_flight=in_flight), done)
+        for index, change in enumerate(through):
+            committed = self._through_broker(change, reason, via, done, through[index + 1 :])
+            done.append(committed)
+            yield [committed]
 
     def landed(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]:
-        return self.inner.landed(changes)
+        """ZooKeeper's account of its own writes; for a write sent through a broker and never
+        answered, whether the node now holds what was asked, at the version that write gives it
+        (a write found there is recorded in history, as an answered one is)."""
+        direct = [c for c in changes if c.entity not in self._unanswered]
+        landed, missed = self.inner.landed(direct) if direct else ([], [])
+        for change in changes:
+            if change.entity in self._unanswered:
+                (landed if self._landed_through_broker(change) else missed).append(change)
+        return landed, missed
 
     def validate(self, changes: Sequence[Change]) -> None:
         """Ask each broker that would take one of ``changes`` to validate it, applying nothing."""
@@ -122,6 +152,7 @@ class BrokersThroughAdmin:
             else:
                 direct.append(change)
                 _refuse_plain_passwords(change)
+        _refuse_unsendable(through)  # every one, before the first is sent
         return through, direct, min(running) if running else None
 
     def _request(self, change: Change) -> tuple[Stored, dict[str, str], list[str]]:
@@ -162,17 +193,47 @@ class BrokersThroughAdmin:
             via=via,
         )
 
-    def _through_broker(self, change: Change, reason: str, via: int | None) -> Committed:
+    def _through_broker(
+        self,
+        change: Change,
+        reason: str,
+        via: int | None,
+        committed: Sequence[Committed] = (),
+        rest: Sequence[Change] = (),
+    ) -> Committed:
+        """Write ``change`` through its broker and record it; ``committed`` and ``rest`` (this
+        commit's writes done and still to send) are its account if the answer never comes."""
         entity = change.entity
         current, set_keys, delete_keys = self._request(change)
         if current.version != change.expected_version:
             raise VersionConflict(f"{entity.path} moved from version {change.expected_version}")
         before = self.inner.latest_change_number()
-        self._send(change, set_keys, delete_keys, via)
+        try:
+            self._send(change, set_keys, delete_keys, via)
+        except KafkaAnswerLost as lost:
+            self._unanswered[entity] = (current, reason)
+            raise CommitInterrupted(list(committed), [change], list(rest), lost.message, lost) from None
         after = self.inner.read(entity, strict=False)
         recorded = Change(entity, after.config, current.version, previous=current.config)
         self.inner.record_history(recorded, after.version, reason=reason)
         return Committed(entity, after.version, self._notification_of(entity.path, before))
+
+    def _landed_through_broker(self, change: Change) -> bool:
+        """Whether the unanswered write of ``change`` is in ZooKeeper: the node at the version that
+        write gives it, holding every key asked and no other, each value as asked (a password is
+        stored encrypted by the broker: there, only that it is set). Recorded in history if so."""
+        entity = change.entity
+        before, reason = self._unanswered[entity]
+        after = self.inner.read(entity, strict=False)  # ZooKeeper away: resolve() asks again
+        del self._unanswered[entity]
+        if after.version != version_after(before.version) or set(after.config) != set(change.config):
+            return False
+        sensitive = [k for k in change.config if catalogue.is_sensitive(EntityType.BROKERS, k)]
+        if any(after.config[k] != v for k, v in change.config.items() if k not in sensitive):
+            return False
+        recorded = Change(entity, after.config, before.version, previous=before.config)
+        self.inner.record_history(recorded, after.version, reason=reason)
+        return True
 
     def _notification_of(self, entity_path: str, before: int | None) -> int | None:
         """The number of the change notification the broker wrote for ``entity_path`` after ``before``."""
@@ -185,6 +246,37 @@ class BrokersThroughAdmin:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
+
+
+def _noted(
+    batches: Generator[list[Committed], None, None], done: list[Committed]
+) -> Generator[list[Committed], None, None]:
+    """``batches`` passed on and each noted in ``done``; a failure thrown in at a batch is thrown
+    on into ``batches``, as ``yield from`` does, so that store still gives its own account."""
+    thrown: BaseException | None = None
+    while True:
+        try:
+            batch = next(batches) if thrown is None else batches.throw(thrown)
+        except StopIteration:
+            return
+        thrown = None
+        done.extend(batch)
+        try:
+            yield batch
+        except GeneratorExit:
+            batches.close()
+            raise
+        except BaseException as exc:  # Ctrl-C too: handed on whole
+            thrown = exc
+
+
+def _refuse_unsendable(through: Sequence[Change]) -> None:
+    """A key or value the Admin API cannot carry, in any change going through a broker, is refused
+    before the first of them is sent (:func:`~configctl.adminapi.client.refuse_unsendable`)."""
+    for change in through:
+        changed = {k: v for k, v in change.config.items() if change.previous.get(k) != v}
+        removed = [k for k in change.previous if k not in change.config]
+        refuse_unsendable(changed, removed, f"change {change.entity.display}")
 
 
 def _refuse_plain_passwords(change: Change) -> None:
