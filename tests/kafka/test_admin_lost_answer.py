@@ -120,8 +120,12 @@ def proxy(fleet, drop: str) -> Iterator[DroppingProxy]:
         running.close()
 
 
-def through(fleet, bootstrap: str, *args: str):
-    return fleet.cli("--bootstrap-server", bootstrap, "--zk-timeout", ANSWER_WAIT, *args)
+def two_cleaner_threads(fleet, bootstrap: str, *extra: str):
+    """``alter --broker 1 --add-config log.cleaner.threads=2`` through ``bootstrap``."""
+    return fleet.cli(
+        "--bootstrap-server", bootstrap, "--zk-timeout", ANSWER_WAIT,
+        "alter", "--broker", "1", "--add-config", "log.cleaner.threads=2", *extra,
+    )  # fmt: skip
 
 
 def history(fleet, *selector: str) -> list[dict]:
@@ -133,10 +137,7 @@ def history(fleet, *selector: str) -> list[dict]:
 def test_a_write_whose_answer_is_lost_is_exit_8_and_recorded_since_it_landed(kafka_one):
     with broker_configs_restored(kafka_one), proxy(kafka_one, "answers") as lost:
         records = len(history(kafka_one, "--broker", "1"))
-        result = through(
-            kafka_one, lost.bootstrap, "alter", "--broker", "1", "--add-config", "log.cleaner.threads=2",
-            "--reason", "OPS-36",
-        )  # fmt: skip
+        result = two_cleaner_threads(kafka_one, lost.bootstrap, "--reason", "OPS-36")
         assert lost.dropped == 1, result.stderr
         assert result.returncode == 8, result.stdout + result.stderr
         assert len(result.stderr.splitlines()) == 1 and "never answered" in result.stderr
@@ -153,10 +154,7 @@ def test_a_write_sent_and_not_found_after_is_unknown_not_unwritten(kafka_one):
     with broker_configs_restored(kafka_one), proxy(kafka_one, "requests") as swallowed:
         before = describe_stored(kafka_one, "--broker", "1")
         records = len(history(kafka_one, "--broker", "1"))
-        result = through(
-            kafka_one, swallowed.bootstrap, "alter", "--broker", "1", "--add-config", "log.cleaner.threads=2",
-            "-o", "json",
-        )  # fmt: skip
+        result = two_cleaner_threads(kafka_one, swallowed.bootstrap)
         assert swallowed.dropped == 1, result.stderr
         assert result.returncode == 8, result.stdout + result.stderr
         assert "unknown 1" in result.stderr and "may still write it" in result.stderr
@@ -166,15 +164,7 @@ def test_a_write_sent_and_not_found_after_is_unknown_not_unwritten(kafka_one):
 
 def test_a_broker_that_cannot_be_reached_is_exit_3_and_nothing_written(kafka_one):
     before = describe_stored(kafka_one, "--broker", "1")
-    result = through(
-        kafka_one,
-        f"127.0.0.1:{free_port()}",
-        "alter",
-        "--broker",
-        "1",
-        "--add-config",
-        "log.cleaner.threads=2",
-    )
+    result = two_cleaner_threads(kafka_one, f"127.0.0.1:{free_port()}")
     assert result.returncode == 3, result.stdout + result.stderr
     assert "no Kafka broker" in result.stderr and len(result.stderr.splitlines()) == 1
     assert describe_stored(kafka_one, "--broker", "1") == before
