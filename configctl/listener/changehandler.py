@@ -10,6 +10,7 @@ observer, the snapshot, the state node and the fleet record).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -29,6 +30,9 @@ log = logging.getLogger("configctl.listener")
 
 LOAD_CHUNK = 5_000
 """A full load reads (and applies) this many entity nodes at a time."""
+RECHECK_LIMIT = 100_000
+"""Entities the periodic re-check compares at most (those changed since the last one; past it,
+the longest unchanged are left out)."""
 
 
 class ConfigChangeHandler:
@@ -39,6 +43,9 @@ class ConfigChangeHandler:
     that entity's ``unreadable`` problem, and everything else is applied. A directory it may not
     list is unreadable too; what it knows below it (configs in force, entities with a problem)
     is then read one by one, so those entities are still retried on every full load.
+
+    What each notification applied is remembered until the next periodic re-check, which
+    compares it with what ZooKeeper holds (:meth:`verify`).
     """
 
     def __init__(self, session: ZkSession, manager: DynamicConfigManager, side_tasks: SideTasks) -> None:
@@ -46,9 +53,12 @@ class ConfigChangeHandler:
         self.manager = manager
         self.side_tasks = side_tasks
         self._initial = True
+        # entity -> (the change credited, the bytes applied), for the next re-check
+        self._applied: dict[Entity, tuple[int | None, bytes | None]] = {}
 
     def load_all(self, up_to: int | None) -> None:
         started = time.perf_counter()
+        self._applied.clear()  # everything is read below, after the listing
         with collector_paused():  # everything built here stays alive: collections find nothing
             entities, invalid, unreadable = self._list_entities()
             listed = time.perf_counter()
@@ -80,12 +90,57 @@ class ConfigChangeHandler:
         reads = list(self._reads(entities, [n for _, n in plan], self.tree.read(entities, known=changed)))
         old_values = self.side_tasks.old_values(entities)
         result = self.manager.apply(reads, notifications[-1].number)
+        self._remember(reads)
         self.side_tasks.append_to_applied_log(result, old_values)
         self.side_tasks.hand_to_observer(result)
         self.side_tasks.record_applied(notifications)
 
     def flush(self) -> None:
         self.side_tasks.publish_applied()
+
+    def verify(self, applied_zxid: int | None) -> None:
+        """The periodic re-check: each entity a notification applied since the last one is read
+        again (one round trip), and where ZooKeeper holds other bytes than were applied, and its
+        last write is no newer than the newest notification applied (``applied_zxid``: every
+        change it may reflect is applied, so it must be in force as it is), it is applied again,
+        credited to the entity's change. A node written since is left for its own notification
+        (and compared at the next re-check)."""
+        applied = self._applied
+        if not applied or applied_zxid is None:
+            return
+        entities = list(applied)
+        repairs: list[EntityRead] = []
+        for entity, (data, zxid) in zip(entities, self.tree.stamped(entities), strict=True):
+            number, was = applied[entity]
+            if data == was or zxid is None or isinstance(data, Exception):  # as applied, or unknowable
+                del applied[entity]
+            elif zxid <= applied_zxid:
+                del applied[entity]
+                repairs.append(EntityRead(entity, data, number))
+            # else: written since the newest notification applied: its own brings it (compared next time)
+        if not repairs:
+            return
+        for read in repairs:
+            log.warning(
+                "re-check: %s differed from what ZooKeeper holds for change %s; applying ZooKeeper's",
+                read.entity.path,
+                read.change_number,
+            )
+        old_values = self.side_tasks.old_values([read.entity for read in repairs])
+        result = self.manager.apply(repairs, None)
+        self.side_tasks.append_to_applied_log(result, old_values)
+        self.side_tasks.hand_to_observer(result)
+        self.side_tasks.publish_applied()
+
+    def _remember(self, reads: Sequence[EntityRead]) -> None:
+        """What each read applied, for the next re-check (the newest :data:`RECHECK_LIMIT`)."""
+        applied = self._applied
+        for read in reads:
+            if read.error is None:
+                applied.pop(read.entity, None)
+                applied[read.entity] = (read.change_number, read.data)
+        for entity in list(itertools.islice(applied, max(0, len(applied) - RECHECK_LIMIT))):
+            del applied[entity]
 
     def present(self, names: set[str]) -> None:
         self.manager.notifications_present(names)

@@ -39,9 +39,12 @@ full reload.
 
 A watch can also be lost without any connection event: ZooKeeper does not tell a watcher that
 may no longer read the directory (its READ right revoked for a while), and a watch is one-shot.
-So the worker also re-lists by itself every :data:`RECHECK_S` seconds (jittered): a listener that
-missed an event catches up within that bound, and one that cannot list says so (the step fails,
-is logged, and ``/healthz`` turns to "stalled" once it has failed for ``stall_after``). The
+So the worker also re-lists by itself every :data:`RECHECK_S` seconds (jittered), busy or not: a
+listener that missed an event catches up within that bound, and one that cannot list says so (the
+step fails, is logged, and ``/healthz`` turns to "stalled" once it has failed for
+``stall_after``). That re-check also has the handler compare what the notifications since the
+last one applied with what ZooKeeper holds (:meth:`ChangeHandler.verify`), so a value in force
+that is not ZooKeeper's is put right within the same bound, whatever left it there. The
 directory deleted and created again (its counter restarts at 0) is seen by its creation zxid and
 answered with a full reload that follows the new numbering.
 """
@@ -63,7 +66,7 @@ from configctl.listener.records import RawNotification
 from configctl.retrying import Backoff
 from configctl.zk.purge import NotificationPurge
 from configctl.zk.session import ZkSession
-from configctl.zk.watchers import NotificationWatch, SessionWatch
+from configctl.zk.watchers import NotificationWatch, Notified, SessionWatch
 from configctl.znodes import CHANGES_PATH, NOTIFICATION_PREFIX
 
 log = logging.getLogger("configctl.listener")
@@ -76,7 +79,8 @@ _BACKOFF_MAX = 2.0
 SPECULATE = 4
 """Notifications read ahead, in the listing's round trip, after the last one processed."""
 RECHECK_S = 30.0
-"""A re-list this often (each wait drawn from 0.8-1.2 times it) even when no watch fired."""
+"""A re-list (and the handler's comparison with ZooKeeper) this often, busy or not, even when no
+watch fired (each wait drawn from 0.8-1.2 times it)."""
 PUBLISH_WITHIN_S = 1.0
 """While a step applies batch after batch (a backlog), what it applied is published
 (:meth:`ChangeHandler.flush`) at least this often; else once, at the end of the step."""
@@ -98,6 +102,12 @@ class ChangeHandler(Protocol):
     def flush(self) -> None:
         """Publish what the batches since the last flush applied (optional: a handler without it
         publishes in :meth:`process`)."""
+
+    def verify(self, applied_zxid: int | None) -> None:
+        """The periodic re-check (optional): compare what the notifications since the last one
+        applied with what ZooKeeper holds now, and apply what differs. ``applied_zxid``: the
+        transaction of the newest notification applied (a node last written at or before it
+        must be in force as it is; None: none applied since the last full load)."""
 
     def bad_notification_name(self, name: str) -> None:
         """A child of the notification path that is not a notification."""
@@ -137,6 +147,7 @@ class SequentialNotificationListener:
         self.publish_within_s = float(publish_within_s)
         self.handler = handler
         self._flush = getattr(handler, "flush", None)
+        self._verify = getattr(handler, "verify", None)
         self._unflushed_since: float | None = None  # monotonic time of the first batch not yet flushed
         self.change_expiration_ms = int(change_expiration_ms)
         self.session_watch = SessionWatch(
@@ -175,6 +186,8 @@ class SequentialNotificationListener:
         self._loaded = threading.Event()
         self._loaded_session: int | None = None
         self._last: int | None = None
+        self._applied_zxid: int | None = None  # the transaction of the newest notification applied
+        self._recheck_at = 0.0  # monotonic time of the next periodic re-check (set by start)
         self.last_error: str | None = None
         self.start_error: ConfigctlError | None = None
         """Why the first load failed (None while it has not, or once it succeeded)."""
@@ -214,6 +227,7 @@ class SequentialNotificationListener:
         self.session_watch.start()
         with self._cond:
             self._need_reload = True
+            self._recheck_at = self._next_recheck()
             self._mark_pending()
         self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._thread.start()
@@ -285,13 +299,17 @@ class SequentialNotificationListener:
         warned: set[str] = set()  # error kinds already logged at WARNING in this run of failures
         while True:
             with self._cond:
-                until = time.monotonic() + self.recheck_s * random.uniform(0.8, 1.2)
-                while not (self._stopping or self._need_reload or self._need_check):
-                    remaining = until - time.monotonic()
-                    if remaining <= 0:  # no event for a while: look anyway (a watch may be lost)
+                recheck = False
+                while not self._stopping:
+                    remaining = self._recheck_at - time.monotonic()
+                    if remaining <= 0:  # look anyway, busy or not: a watch may be lost, a value stale
                         self._need_check = True
                         self._need_list = True
                         self._counts["rechecks"] += 1
+                        self._recheck_at = self._next_recheck()
+                        recheck = True
+                        break
+                    if self._need_reload or self._need_check:
                         break
                     self._cond.wait(remaining)
                 stopping = self._stopping
@@ -310,7 +328,7 @@ class SequentialNotificationListener:
                 if reload:
                     self._reload()
                     reload = False
-                self._check()
+                self._check(recheck=recheck)
                 if failures:
                     log.info("listener recovered after %d failed attempt(s)", failures)
                 failures = 0
@@ -345,6 +363,9 @@ class SequentialNotificationListener:
                     self._mark_pending()
                     if not self._stopping:
                         self._cond.wait(delay)
+
+    def _next_recheck(self) -> float:
+        return time.monotonic() + self.recheck_s * random.uniform(0.8, 1.2)
 
     def _flush_if_due(self, more: bool) -> None:
         """Publish what was applied, unless ``more`` of the step's batches follow and the bound
@@ -387,14 +408,20 @@ class SequentialNotificationListener:
         self.start_error = None
         self._loaded.set()
 
-    def _check(self) -> None:
+    def _check(self, *, recheck: bool = False) -> None:
         """List, process what is new, purge what expired: one round trip of reads per change.
 
         With the listing go, in the same round trip, the reads of the new notifications and of
         the config nodes the tree watch saw change (:meth:`NotificationWatch.check`): the handler
         takes those as the reads the notifications call for, so the usual change costs one
         round trip of reads, not the three of list, read the notification, read its entity.
+        Every notification handed over was made before those reads were taken; one that only
+        a later listing shows waits for the next check (asked for at once), whose reads follow it.
         Whatever the listing shows and the hints missed is read after.
+
+        A periodic ``recheck`` then has the handler compare what it applied with what ZooKeeper
+        holds (:meth:`ChangeHandler.verify`): a value in force that is not ZooKeeper's is put
+        right within one re-check interval, whatever left it there.
 
         Names sort as their numbers (:class:`~configctl.zk.watchers.NotificationWatch`): finding
         the new ones is a string comparison per child, and only those are parsed and sorted.
@@ -403,11 +430,15 @@ class SequentialNotificationListener:
         self._counts["checks"] += 1
         with self._cond:
             listing, self._need_list = self._need_list, False
-        names, prefetched, changed = watch.check(self._last, self.speculate, listing=listing).result()
+        names, prefetched, changed, again = watch.check(self._last, self.speculate, listing=listing).result()
         if watch.recreated:  # numbers restarted: what is there now cannot be told from what was
             self._renumbered()
             self.request_reload()
             return
+        if again:
+            self.request_check()
+            if not names:
+                return
         if self._last is None:
             pending = sorted(names)
         else:
@@ -420,7 +451,8 @@ class SequentialNotificationListener:
             self._counts["prefetched_notifications"] += len(chunk) - len(missing)
             fetched = watch.read(missing)
             reads = [prefetched.get(name) or fetched[name] for name in chunk]
-            if any(found is None for found in reads):
+            found_all = [found for found in reads if found is not None]
+            if len(found_all) < len(reads):
                 gone = next(name for name, found in zip(chunk, reads, strict=True) if found is None)
                 log.warning(
                     "notification %s vanished before it was read; reloading everything", printable(gone)
@@ -430,16 +462,21 @@ class SequentialNotificationListener:
             batch = [
                 RawNotification(watch.number(name), name, None, one_line(found))
                 if isinstance(found, Exception)
-                else RawNotification(watch.number(name), name, found[0], ctime_ms=found[1])
-                for name, found in zip(chunk, reads, strict=True)
+                else RawNotification(watch.number(name), name, found.data, ctime_ms=found.ctime_ms)
+                for name, found in zip(chunk, found_all, strict=True)
             ]
             self.handler.process(batch, changed)
             if self._unflushed_since is None:
                 self._unflushed_since = time.monotonic()
             self._last = batch[-1].number
+            zxids = [found.zxid for found in found_all if isinstance(found, Notified)]
+            if zxids:
+                self._applied_zxid = max(zxids[-1], self._applied_zxid or 0)
             self._counts["notifications_processed"] += len(chunk)
             self.pending_notifications = max(0, len(pending) - start - len(chunk))
             self._flush_if_due(start + len(chunk) < len(pending))
+        if recheck and self._verify is not None:
+            self._verify(self._applied_zxid)
         watch.forget(self.purge.purge(names))
         self.handler.present(watch.present())
 

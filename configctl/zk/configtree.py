@@ -20,6 +20,8 @@ Listing = list[str] | Exception | None
 """A directory's sorted children; the error that kept it from being listed; None when absent."""
 Data = bytes | Exception | None
 """A node's bytes; the error that kept it from being read; None when absent."""
+Stamped = tuple[Data, int | None]
+"""A node as read, with the zxid of the last write to what was read (:meth:`ConfigTree.stamped`)."""
 
 
 class ConfigTree:
@@ -52,6 +54,28 @@ class ConfigTree:
             return _data([known[path] if path in known else answers[path] for path in paths])
         return _data(self.session.get_many(paths, node_errors=True))
 
+    def stamped(self, entities: Sequence[Entity]) -> list[Stamped]:
+        """Each entity's config node now, in one round trip, with the zxid of the last write to
+        it: the node's ``mzxid``, or for an absent node its directory's ``pzxid`` (the last child
+        made or deleted there, its own deletion included). The zxid is None where it cannot be
+        known (the node unreadable, its directory absent)."""
+        if not entities:
+            return []
+        paths = [entity.znode for entity in entities]
+        parents = sorted({path.rpartition("/")[0] for path in paths})
+        found = self.session.get_many(paths + parents, node_errors=True)
+        directories = dict(zip(parents, found[len(paths) :], strict=True))
+        result: list[Stamped] = []
+        for path, answer in zip(paths, found[: len(paths)], strict=True):
+            if isinstance(answer, tuple):
+                result.append((answer[0], answer[1].mzxid))
+            elif answer is None:
+                directory = directories[path.rpartition("/")[0]]
+                result.append((None, directory[1].pzxid if isinstance(directory, tuple) else None))
+            else:
+                result.append((answer, None))
+        return result
+
     def read_chunks(self, entities: Sequence[Entity], chunk: int) -> Iterator[list[Data]]:
         """:meth:`read` ``chunk`` entities at a time, in order, the next chunk asked for when the
         caller is done with this one: 100,000 raw nodes are never held at once. Stats are not
@@ -66,4 +90,4 @@ def _data(found: list[Any]) -> list[Data]:
     return [answer[0] if isinstance(answer, tuple) else answer for answer in found]
 
 
-__all__ = ["ConfigTree", "Data", "Listing"]
+__all__ = ["ConfigTree", "Data", "Listing", "Stamped"]

@@ -10,6 +10,8 @@ the watch as it lists.
 * :class:`NotificationWatch`: a directory of sequential notification nodes (Kafka's
   ``/config/changes``): its children listed, their sequence numbers, and in the listing's round
   trip the new notifications read, with the config nodes a persistent tree watch saw change.
+  The one rule of those reads: every one is taken after every notification a check hands over
+  (:meth:`PendingCheck.result`), so a handler may take them as the reads its changes call for.
 
 kazoo forgets its watches when a connection drops, even when the session survives: after every
 reconnection (:class:`SessionWatch` says when) the caller lists again with the watch.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
@@ -35,9 +37,34 @@ are only hints: the listing and the handler's own reads stay the truth)."""
 MAX_SEQUENCE = 2**31 - 1
 """The largest number ZooKeeper gives a sequential node (a signed 32-bit counter)."""
 
-Read = tuple[bytes, int] | Exception | None
-"""A notification as read: ``(data, ctime_ms)``; the error that kept it from being read; or None
+
+class Notified(NamedTuple):
+    """A notification as read: its bytes, when it was made, and the transaction that made it."""
+
+    data: bytes
+    ctime_ms: int
+    zxid: int
+    """Its ``czxid``: a config node last written at or before it was written no later than it."""
+
+
+Read = Notified | Exception | None
+"""A notification as read (:class:`Notified`); the error that kept it from being read; or None
 when it does not exist (never created, or already purged)."""
+
+
+class CheckResult(NamedTuple):
+    """What one check (:meth:`NotificationWatch.check`) found."""
+
+    names: set[str]
+    """The notifications there are, every one of them made before any read below was taken."""
+    notifications: dict[str, Read]
+    """Notifications read ahead, by name."""
+    changed: dict[str, Any]
+    """Config nodes the tree watch saw change, read (by path, as :meth:`ZkSession.get_many`
+    answers with ``node_errors``) after every one of ``names`` was made."""
+    again: bool
+    """More may be there than ``names`` says (a listing after the reads showed more, or the
+    directory's stat disagreed with the events in hand): check again at once; that check lists."""
 
 
 class SessionWatch:
@@ -270,8 +297,11 @@ class NotificationWatch:
         a wrong guess costs a "no node" answer). ``listing``: list whatever the watch says.
 
         ZooKeeper answers a session's requests in order and tells its events before the answers
-        that show their change, so every changed node is read after every notification the
-        check finds was made: a handler may use those reads as the ones the notifications call for.
+        that show their change, so every node read here is read after every notification told
+        before the check was sent, and after every one the listing sent ahead of the reads shows.
+        Those are the only names :meth:`PendingCheck.result` hands over: a notification seen only
+        later (a listing taken after the reads) may describe a write the reads missed, so it waits
+        for the next check, whose reads follow its listing.
         """
         tree = self._tree
         use_tree = tree is not None and tree.supported
@@ -320,6 +350,24 @@ class NotificationWatch:
         with self._hints_lock:
             self._must_list = True
 
+    def _restore(self, told: Sequence[tuple[int, str]], changed: Iterable[str]) -> None:
+        """Give back the hints a check took and did not hand over: the next check (which lists)
+        reads them again, after its listing. They came before any told since, so they go first."""
+        with self._hints_lock:
+            self._told[:0] = told
+            del self._told[MAX_HINTS:]
+            self._changed.update(changed)
+            self._must_list = True
+
+    def _relist(self, names: set[str]) -> bool:
+        """List again, Kafka's child watch armed (the listing sent with the reads had none, or the
+        directory was absent). True when it shows notifications ``names`` lacks: made after the
+        reads were sent, they wait for the next check."""
+        recreated = self.recreated
+        self.list(watch=True)
+        self.recreated = recreated or self.recreated
+        return not self._known <= names
+
     def _list_while_busy(self) -> None:
         """After a check that listed: events that came in meanwhile mean changes are still arriving,
         and a check without a listing would likely find the stat one ahead of its events (and list
@@ -356,22 +404,23 @@ class PendingCheck:
         self._watch, self._use_tree, self._arming, self._listing = watch, use_tree, arming, listing
         self._told, self._names, self._changed, self._reads = told, names, changed, reads
 
-    def result(self) -> tuple[set[str], dict[str, Read], dict[str, Any]]:
-        """The notification names there are, the notifications read ahead (by name), and the
-        changed nodes read (by path, as :meth:`ZkSession.get_many` answers with ``node_errors``).
-        A new notification the tree watch told of is among the names even when it is already gone,
-        so the caller finds it vanished (and reloads: the change it announced is unknown).
+    def result(self) -> CheckResult:
+        """What the check found (:class:`CheckResult`). A new notification the tree watch told of is
+        among the names even when it is already gone, so the caller finds it vanished (and
+        reloads: the change it announced is unknown).
 
         Without a listing, the names are the last listing's with the tree watch's events
         replayed on it, trusted only if the directory's stat, read in the same multiRead, agrees:
-        as many children, and the same directory (its creation zxid). It can disagree without a
-        lost event (an event on its way while the stat was read); then the directory is listed,
-        and the next check lists again, as before a baseline. Every event the stat counts was
-        told before its answer, so what agrees is complete.
+        as many children, and the same directory (its creation zxid). Every event the stat counts
+        was told before its answer, so what agrees is complete. It can disagree without a lost
+        event (an event on its way while the stat was read): then nothing is handed over, since
+        a notification only a listing would show may be newer than the reads; the hints go back
+        and the next check lists, with the reads in the same round trip after its listing.
         """
         watch = self._watch
         armed = self._arming.result() if self._arming is not None else watch.tree_armed
         reads = self._reads.result(node_errors=True)
+        again = False
         if self._listing is None:
             directory, reads = reads[0], reads[1:]
             watch._replay(self._told)
@@ -381,41 +430,48 @@ class PendingCheck:
                 and stat.czxid == watch._created
                 and stat.numChildren == len(watch._known) + len(watch._bad_names)
             )
-            if agrees:
-                watch.recreated = False
-                names = set(watch._known)
-            else:
-                watch._distrust()
-                names = watch.list(watch=False)
+            if not agrees:
+                watch._restore(self._told, self._changed)
+                return CheckResult(set(), {}, {}, again=True)
+            watch.recreated = False
+            names = set(watch._known)
         else:
             with translate_errors(f"list {watch.path}"):
                 try:
                     children = self._listing.get(timeout=watch.session.timeout)
                 except NoNodeError:
                     children = None
+            watch._accept(children)
+            watch._replay(self._told)
+            names = set(watch._known)
             if self._use_tree and not armed:
                 # sent without the child watch, and the tree watch did not take: list with it
                 watch._distrust()
-                names = watch.list(watch=True)
+                again = watch._relist(names)
             elif children is None and not self._use_tree:
-                names = watch.list(watch=True)  # absent: be told when it is made (the child watch)
-            else:
-                names = watch._accept(children)
-                watch._replay(self._told)
-                names = set(watch._known)
-                if self._use_tree:
-                    watch._list_while_busy()
+                again = watch._relist(names)  # absent: be told when it is made (the child watch)
+            elif self._use_tree:
+                watch._list_while_busy()
         if self._use_tree:  # told of, so made: one gone already (purged) is a change lost: the caller reloads
             names.update(self._names)
         notifications = dict(zip(self._names, map(_read, reads[: len(self._names)]), strict=True))
         changed = dict(zip(self._changed, reads[len(self._names) :], strict=True))
-        return names, notifications, changed
+        return CheckResult(names, notifications, changed, again)
 
 
 def _read(found: Any) -> Read:
     if found is None or isinstance(found, Exception):
         return found
-    return found[0], found[1].ctime
+    data, stat = found
+    return Notified(data, stat.ctime, stat.czxid)
 
 
-__all__ = ["MAX_SEQUENCE", "NotificationWatch", "PendingCheck", "Read", "SessionWatch"]
+__all__ = [
+    "MAX_SEQUENCE",
+    "CheckResult",
+    "NotificationWatch",
+    "Notified",
+    "PendingCheck",
+    "Read",
+    "SessionWatch",
+]
