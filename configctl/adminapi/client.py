@@ -100,6 +100,12 @@ class KafkaAdmin:
 
     # -- the cluster --------------------------------------------------------------------------
 
+    def cluster_id(self) -> str | None:
+        """The cluster's id as its metadata reports it (the one ZooKeeper's ``/cluster/id`` holds)."""
+        with translate_errors("describe the cluster", self.bootstrap):
+            cluster = self._admin.describe_cluster()
+        return cluster.get("cluster_id") or None
+
     def broker_ids(self) -> list[int]:
         """The ids of the brokers the cluster's metadata lists now (live brokers only)."""
         with translate_errors("describe the cluster", self.bootstrap):

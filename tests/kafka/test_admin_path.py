@@ -180,3 +180,12 @@ def test_a_password_encrypted_for_zookeeper_is_not_sent_to_a_broker(kafka_one, t
             result.stdout + result.stderr
         )
         assert describe_stored(kafka_one, "--broker", "1") == before
+
+
+def test_the_cluster_id_read_from_zookeeper_is_the_one_the_broker_reports(kafka_one):
+    """``/cluster/id`` as a real broker wrote it decodes to the id DescribeCluster answers with."""
+    with kafka_one.admin() as admin:
+        reported_id = admin.cluster_id()
+    with kafka_one.store() as store:
+        assert store.cluster_id() == reported_id
+    assert reported_id
