@@ -68,7 +68,7 @@ class Setting:
 
     name: str
     env: str
-    kind: str  # "text" | "seconds" | "switch" | "choice" | "file" | "directory" | "secret" | "count"
+    kind: str  # "text" | "brokers" | "seconds" | "switch" | "choice" | "file" | "directory" | "secret" | "count"
     default: Any = None
     metavar: str = ""
     help: str = ""
@@ -112,7 +112,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("zk-sasl-password-file", "CONFIGCTL_ZK_SASL_PASSWORD_FILE", "file", None, "FILE",
             "The SASL user's password, read from FILE (or give it in CONFIGCTL_ZK_SASL_PASSWORD)."),
     Setting("zk-sasl-password", "CONFIGCTL_ZK_SASL_PASSWORD", "secret"),
-    Setting("bootstrap-server", "CONFIGCTL_BOOTSTRAP_SERVER", "text", None, "HOST:PORT[,HOST:PORT]",
+    Setting("bootstrap-server", "CONFIGCTL_BOOTSTRAP_SERVER", "brokers", None, "HOST:PORT[,HOST:PORT]",
             "Kafka brokers to ask through the Admin API (as kafka-configs.sh --bootstrap-server)."),
     Setting("command-config", "CONFIGCTL_COMMAND_CONFIG", "file", None, "FILE",
             "Kafka client properties for --bootstrap-server (security.protocol, sasl.*, ssl.truststore.*)."),

@@ -16,6 +16,7 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
+from configctl.errors import InvalidInput
 from configctl.settings import (
     BY_NAME,
     DEFAULT_ZOOKEEPER,
@@ -110,14 +111,35 @@ def _options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
                     setting.param,
                     default=None,
                     metavar=setting.metavar,
-                    type=_PATH_TYPES.get(setting.kind),
+                    type=_CLICK_TYPES.get(setting.kind),
                     help=f"{setting.help}{default} ({env})",
                 )
             )
     return options
 
 
-_PATH_TYPES = {"file": click.Path(dir_okay=False), "directory": click.Path(file_okay=False)}
+class _BootstrapServers(click.ParamType):
+    """``--bootstrap-server`` as typed: brokers' ``HOST:PORT[,HOST:PORT...]``, checked by the Admin
+    API edge's own rule, so a bad one is a usage error (exit 2) before anything is opened; the same
+    value from the environment or a profile is refused when the store is built (exit 1)."""
+
+    name = "HOST:PORT[,HOST:PORT]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from configctl.adminapi.connection import bootstrap_servers
+
+        try:
+            bootstrap_servers(value)
+        except InvalidInput as exc:
+            self.fail(exc.message.removeprefix("--bootstrap-server "), param, ctx)
+        return value
+
+
+_CLICK_TYPES = {
+    "file": click.Path(dir_okay=False),
+    "directory": click.Path(file_okay=False),
+    "brokers": _BootstrapServers(),
+}
 
 
 def global_options(func: Callable[..., Any]) -> Callable[..., Any]:
