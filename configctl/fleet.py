@@ -25,6 +25,7 @@ from configctl.handlers import handler_for
 from configctl.handlers.base import KINDS, UNREACHABLE, Problem
 from configctl.migration import MetadataOwner
 from configctl.store import ConfigStore
+from configctl.timeref import in_calendar
 from configctl.znodes import BrokerStateZNode, is_json_int
 
 APPLIED = "applied"
@@ -190,7 +191,6 @@ def status(store: ConfigStore) -> FleetStatus:
 
 # A record or state node is anyone's to write (a forged or damaged one must not crash a reader or
 # pass absurd values through ``-o json``): each field is taken only with its type and range.
-_MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant a date prints
 _MAX_CHANGE = 9_999_999_999  # the widest change number a 10-digit sequential node carries
 _MAX_HOST = 255
 
@@ -200,7 +200,7 @@ def _change(value: Any) -> int | None:
 
 
 def _time_ms(value: Any) -> int | None:
-    return value if is_json_int(value) and 0 <= value <= _MAX_TIME_MS else None
+    return value if in_calendar(value) else None
 
 
 def _host(value: Any) -> str | None:

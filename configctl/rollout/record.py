@@ -35,6 +35,7 @@ from configctl.entities import Entity
 from configctl.errors import InvalidInput, one_line
 from configctl.rollout.parsing import MAX_DURATION_SECONDS, MAX_WAVES
 from configctl.store.vocabulary import version_after
+from configctl.timeref import MAX_MS, MIN_MS
 from configctl.znodes import RolloutZNode, is_json_int
 
 FORMAT = "configctl-rollout/1"
@@ -396,9 +397,6 @@ class Fields:
 
 # What each field of a record may hold: exactly what its writer gives it, within sane bounds.
 
-MAX_MS = 253_402_300_799_000
-"""The end of the year 9999 in ms since the epoch: a time any clock shows."""
-
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
@@ -435,7 +433,7 @@ def _version(value: Any) -> int:
 
 
 def _ms(value: Any) -> int:
-    return _integer(value, 0, MAX_MS)
+    return _integer(value, MIN_MS, MAX_MS)
 
 
 def _wave_count(value: Any) -> int:
