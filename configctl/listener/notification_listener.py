@@ -254,15 +254,20 @@ class SequentialNotificationListener:
             return False
         return (time.monotonic() if now is None else now) - since > threshold_s
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop, waiting at most ``timeout`` for the worker to end its step; False when it had not
+        (a request to a ZooKeeper that does not answer, say): it ends on its own once that step
+        does, doing nothing more."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
         self.session_watch.stop()
         self.watch.close()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-        self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
 
     def request_check(self) -> None:
         with self._cond:

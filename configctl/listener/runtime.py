@@ -21,10 +21,11 @@ any thread. This module puts the parts together: the notification listener
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,10 @@ from configctl.zkconnection import ConnectionSettings
 DEFAULT_STALL_AFTER_S = 60.0
 """Work waiting undone for longer than this (the worker failing all along) makes the listener
 "stalled": ``/healthz`` answers 503. A full load of 100,000 entities takes a few seconds."""
+STOP_TIMEOUT_S = 5.0
+"""How long :meth:`ConfigListener.stop` takes at most, whatever ZooKeeper and the worker do."""
+
+log = logging.getLogger("configctl.listener")
 
 
 def load_static_config(
@@ -217,6 +222,8 @@ class ConfigListener:
         self._metrics_server: Any = None
         self._started_at_ms: int | None = None
         self._running = False
+        self._lifecycle = threading.Lock()  # start and stop agree on who tears down what
+        self._stop_asked = False  # a stop came after the last start began: that start gives up
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -226,10 +233,14 @@ class ConfigListener:
         Fails at once (:class:`PermissionDenied`, exit 4) when ZooKeeper refuses what the
         listener cannot run without: its credentials, listing ``/config/changes``, writing its
         state node or fleet record. Config nodes it may not read do not stop it: they are
-        ``unreadable`` problems.
+        ``unreadable`` problems. A :meth:`stop` from another thread ends a start at any point:
+        the start returns not started (:attr:`running` is False) instead of raising, at the latest
+        once the request it was waiting on gives up.
         """
-        if self._running:
-            return self
+        with self._lifecycle:
+            if self._running:
+                return self
+            self._stop_asked = False
         if self._metrics_port is not None and self._metrics_server is None:
             self._metrics_server = MetricsServer(
                 self.metrics, self.health, address=self._metrics_address, port=self._metrics_port
@@ -240,23 +251,37 @@ class ConfigListener:
             self.manager.configure_plugins()
         except BaseException:
             self._close_resources()
+            if self._stop_asked:  # stopped meanwhile: the failure is the stop's doing
+                return self
             raise
-        self.notifications.start()
-        self._running = True
+        with self._lifecycle:
+            if self._stop_asked:
+                self.manager.close_plugins()
+                self._close_resources()
+                return self
+            self.notifications.start()
+            self._running = True
         try:
-            self._wait_initial_load(timeout)
-            self._side_tasks.started = True
+            if not self._wait_initial_load(timeout):
+                return self  # stopped meanwhile: stop tore everything down
         except BaseException:
             self.stop()
             raise
-        if self.observer is not None:
-            self.observer.observe_layers(self.manager.last_applied_change)
-            self.observer.start()
+        with self._lifecycle:
+            if self._stop_asked:
+                return self
+            self._side_tasks.started = True
+            if self.observer is not None:
+                self.observer.observe_layers(self.manager.last_applied_change)
+                self.observer.start()
         return self
 
-    def _wait_initial_load(self, timeout: float) -> None:
+    def _wait_initial_load(self, timeout: float) -> bool:
+        """Wait for the initial load, then write the fleet record; False if stopped meanwhile."""
         deadline = time.monotonic() + timeout
         while not self.notifications.wait_loaded(0.05):
+            if self._stop_asked:
+                return False
             error = self.notifications.start_error
             if isinstance(error, PermissionDenied):
                 raise PermissionDenied(f"broker {self.broker_id}'s listener cannot start: {error}")
@@ -272,31 +297,74 @@ class ConfigListener:
             raise PermissionDenied(f"broker {self.broker_id}'s listener cannot start: {exc}") from None
         except ConfigctlError as exc:  # a connection blip: the next update writes it
             self._side_tasks.task_failed("fleet record", exc, f"cannot write {self.fleet_record.path}")
+        return not self._stop_asked
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop processing, record the last change in the fleet record, remove the state node,
-        close plugins and (if ours) the connection and the metrics server."""
-        if not self._running:
-            self._close_resources()
-            return
-        self._running = False
-        if self.observer is not None:
-            self.observer.stop()
-        self.notifications.stop(timeout)
-        self.fleet_record.close()
-        if self._side_tasks.started and self.notifications.connected:
-            self.fleet_record.update(force=True)
-        self.publisher.remove()
-        self.manager.close_plugins()
-        if self.applied_log is not None:
-            self.applied_log.close()
-        self._close_resources()
+        close plugins and (if ours) the connection and the metrics server.
+
+        Returns within about ``timeout`` seconds whatever ZooKeeper and the worker do, so a
+        SIGTERM is acted on at once: the worker gets half of it to end its step, and what needs
+        ZooKeeper (the fleet record, the state node, closing the session) runs on a thread of its
+        own until the deadline. A ZooKeeper that does not answer is left to the session's end
+        (its expiry removes the state node); the step still running is logged. A start in
+        progress on another thread gives up (see :meth:`start`).
+        """
+        deadline = time.monotonic() + timeout
+        with self._lifecycle:
+            self._stop_asked = True
+            running, self._running = self._running, False
+        worker_ended = True
+        if running:
+            if self.observer is not None:
+                self.observer.stop()
+            worker_ended = self.notifications.stop(timeout / 2)
+            self.fleet_record.close()
+        self._within(deadline, lambda: self._leave_zookeeper(running))
+        if running:
+            self.manager.close_plugins()
+            if self.applied_log is not None and worker_ended:  # else the worker may hold it: exit closes it
+                self.applied_log.close()
+        self._close_metrics()
         with self._applied:
             self._applied.notify_all()
+
+    def _leave_zookeeper(self, running: bool) -> None:
+        """The fleet record gets the last applied change, the state node goes, then the session."""
+        if running:
+            if self._side_tasks.started and self.notifications.connected:
+                self.fleet_record.update(force=True)
+            self.publisher.remove()
+        if self._owns_session:
+            self.session.close()
+
+    def _within(self, deadline: float, step: Callable[[], None]) -> None:
+        """Run ``step`` on a thread of its own and wait for it until ``deadline`` at most."""
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                step()
+            except Exception as exc:  # a stop never fails for what it could not tidy up
+                log.debug("while stopping: %s", exc, exc_info=True)
+            finally:
+                done.set()
+
+        name = f"configctl-listener-{self.broker_id}-stop"
+        threading.Thread(target=run, name=name, daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            log.warning(
+                "broker %d's listener stopped without ZooKeeper's answer: its session (and state "
+                "node) end when ZooKeeper expires it",
+                self.broker_id,
+            )
 
     def _close_resources(self) -> None:
         if self._owns_session:
             self.session.close()
+        self._close_metrics()
+
+    def _close_metrics(self) -> None:
         server, self._metrics_server = self._metrics_server, None
         if server is not None:
             server.close()
