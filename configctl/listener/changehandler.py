@@ -53,8 +53,9 @@ class ConfigChangeHandler:
         self.manager = manager
         self.side_tasks = side_tasks
         self._initial = True
-        # entity -> (the change credited, the bytes applied), for the next re-check
-        self._applied: dict[Entity, tuple[int | None, bytes | None]] = {}
+        # entity -> (the change credited, the hash of the bytes applied: None when absent), for the
+        # next re-check (a hash, not the bytes: a bulk change must not hold every node twice)
+        self._applied: dict[Entity, tuple[int | None, int | None]] = {}
 
     def load_all(self, up_to: int | None) -> None:
         started = time.perf_counter()
@@ -112,8 +113,8 @@ class ConfigChangeHandler:
         repairs: list[EntityRead] = []
         for entity, (data, zxid) in zip(entities, self.tree.stamped(entities), strict=True):
             number, was = applied[entity]
-            if data == was or zxid is None or isinstance(data, Exception):  # as applied, or unknowable
-                del applied[entity]
+            if isinstance(data, Exception) or zxid is None or _digest(data) == was:
+                del applied[entity]  # as applied, or nothing to tell it by
             elif zxid <= applied_zxid:
                 del applied[entity]
                 repairs.append(EntityRead(entity, data, number))
@@ -138,7 +139,7 @@ class ConfigChangeHandler:
         for read in reads:
             if read.error is None:
                 applied.pop(read.entity, None)
-                applied[read.entity] = (read.change_number, read.data)
+                applied[read.entity] = (read.change_number, _digest(read.data))
         for entity in list(itertools.islice(applied, max(0, len(applied) - RECHECK_LIMIT))):
             del applied[entity]
 
@@ -245,3 +246,8 @@ class ConfigChangeHandler:
             entities.append(Entity.from_path(path))
         except InvalidInput as exc:
             invalid[path] = str(exc)
+
+
+def _digest(data: Data) -> int | None:
+    """What the re-check compares a node's bytes by (None: absent)."""
+    return None if data is None else hash(data)

@@ -328,7 +328,15 @@ class NotificationWatch:
             names = [self.name_of(n) for n in range(after + 1, min(after + 1 + speculate, MAX_SEQUENCE + 1))]
         paths = ([self.path] if trusted else []) + [f"{self.path}/{name}" for name in names] + changed
         return PendingCheck(
-            self, use_tree, arming, pending_listing, told, names, changed, self.session.read_later(paths)
+            self,
+            after,
+            use_tree,
+            arming,
+            pending_listing,
+            told,
+            names,
+            changed,
+            self.session.read_later(paths),
         )
 
     def _replay(self, told: Sequence[tuple[int, str]]) -> None:
@@ -393,6 +401,7 @@ class PendingCheck:
     def __init__(
         self,
         watch: NotificationWatch,
+        after: int | None,
         use_tree: bool,
         arming: treewatch.PendingArm | None,
         listing: Any,
@@ -401,8 +410,9 @@ class PendingCheck:
         changed: Sequence[str],
         reads: PendingRead,
     ) -> None:
-        self._watch, self._use_tree, self._arming, self._listing = watch, use_tree, arming, listing
-        self._told, self._names, self._changed, self._reads = told, names, changed, reads
+        self._watch, self._after, self._use_tree, self._arming = watch, after, use_tree, arming
+        self._listing, self._told, self._names, self._changed = listing, told, names, changed
+        self._reads = reads
 
     def result(self) -> CheckResult:
         """What the check found (:class:`CheckResult`). A new notification the tree watch told of is
@@ -413,9 +423,12 @@ class PendingCheck:
         replayed on it, trusted only if the directory's stat, read in the same multiRead, agrees:
         as many children, and the same directory (its creation zxid). Every event the stat counts
         was told before its answer, so what agrees is complete. It can disagree without a lost
-        event (an event on its way while the stat was read): then nothing is handed over, since
-        a notification only a listing would show may be newer than the reads; the hints go back
-        and the next check lists, with the reads in the same round trip after its listing.
+        event (an event on its way while the stat was read). Then only the notifications told
+        are handed over, and only when they are every number after ``after`` (none can be missing
+        below them: a flood of changes, as a listener catching up sees, keeps its reads); a
+        notification only a listing would show may be newer than the reads, so it waits for the
+        next check, which lists, with its reads after the listing in the same round trip. When
+        the told ones leave a gap, nothing is handed over and the hints go back to that check.
         """
         watch = self._watch
         armed = self._arming.result() if self._arming is not None else watch.tree_armed
@@ -430,11 +443,16 @@ class PendingCheck:
                 and stat.czxid == watch._created
                 and stat.numChildren == len(watch._known) + len(watch._bad_names)
             )
-            if not agrees:
+            if agrees:
+                watch.recreated = False
+                names = set(watch._known)
+            elif stat is not None and stat.czxid == watch._created and self._no_gap():
+                watch._distrust()
+                watch.recreated = False
+                names, again = set(self._names), True
+            else:
                 watch._restore(self._told, self._changed)
                 return CheckResult(set(), {}, {}, again=True)
-            watch.recreated = False
-            names = set(watch._known)
         else:
             with translate_errors(f"list {watch.path}"):
                 try:
@@ -457,6 +475,13 @@ class PendingCheck:
         notifications = dict(zip(self._names, map(_read, reads[: len(self._names)]), strict=True))
         changed = dict(zip(self._changed, reads[len(self._names) :], strict=True))
         return CheckResult(names, notifications, changed, again)
+
+    def _no_gap(self) -> bool:
+        """The notifications told are every number after ``after``: none is missing below them."""
+        if self._after is None or not self._names:
+            return False
+        numbers = [self._watch.number(name) for name in self._names]  # sorted, as names are
+        return numbers == list(range(self._after + 1, self._after + 1 + len(numbers)))
 
 
 def _read(found: Any) -> Read:
