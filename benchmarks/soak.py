@@ -3,7 +3,9 @@
 N listeners embedded in worker processes (:mod:`benchmarks.fleet`, ``--per-process`` each, every
 listener its own ZooKeeper session) on a real 3-node ensemble. A writer thread alters topics,
 broker defaults and quotas through configctl's write path, and now and then runs the CLI: an
-``apply`` of a desired-state file, a canary on two brokers, an ``apply --waves``. A fault thread
+``apply`` of a desired-state file, a canary on two brokers, an ``apply --waves``. A second writer
+makes bursts of writes to one topic a few milliseconds apart (the interleaving that once left a
+listener on an old value, issue 36 #1). A fault thread
 injects, at random: a ZooKeeper leader or follower killed and restarted, a worker process
 SIGKILLed (and started again) or SIGSTOPped for a moment, a session expired (a worker stopped for
 longer than its session timeout), a CLI apply killed mid-way (then run again to completion), READ
@@ -169,6 +171,7 @@ class Soak:
         self.rss: dict[int, list[tuple[float, float]]] = {}
         self.outcomes: Counter[str] = Counter()  # the writer's CLI runs, by what they ended with
         self.recovery_ms: list[float] = []  # after each fault: until every live broker caught up
+        self.bursts = 0  # writes the burst writer made
         self.fleet = Fleet(
             connect,
             args.brokers,
@@ -196,6 +199,22 @@ class Soak:
                     self.alter_one(store, k, rng)
                 time.sleep(rng.uniform(0.05, 0.3))
 
+    def burst_writer(self) -> None:
+        """Bursts of 3-8 writes to one topic, 1-5 ms apart, beside the other writer's: a listener
+        that took a read made before a notification for that notification's would keep an old
+        value (converged fails) or credit a change with another's."""
+        rng = random.Random(3)
+        k = 0
+        with ZooKeeperStore.connect(self.connect) as store:
+            while not self.stop_writing.is_set():
+                entity = Entity.of(EntityType.TOPICS, f"burst{rng.randrange(4)}")
+                for _ in range(rng.randint(3, 8)):
+                    k += 1
+                    self.alter(store, entity, {"retention.ms": str(90_000_000 + k)})
+                    self.bursts += 1
+                    time.sleep(rng.uniform(0.001, 0.005))
+                time.sleep(rng.uniform(0.1, 0.5))
+
     def alter_one(self, store: ZooKeeperStore, k: int, rng: random.Random) -> None:
         if k % 10 == 0:
             entity, config = (
@@ -207,6 +226,10 @@ class Soak:
                 Entity.of(EntityType.TOPICS, f"t{rng.randrange(40)}"),
                 {"retention.ms": str(60_000 + k)},
             )
+        self.alter(store, entity, config)
+
+    def alter(self, store: ZooKeeperStore, entity: Entity, config: dict[str, str]) -> None:
+        """One write through configctl's write path, in the ledger (unknown when it failed)."""
         try:
             result = alter(store, entity, prepare_change(entity, config))
         except Exception:
@@ -477,8 +500,9 @@ class Soak:
     def run(self) -> dict[str, Any]:
         started = time.monotonic()
         threads = [
-            threading.Thread(target=self.writer, daemon=True),
             threading.Thread(target=self.injector, daemon=True),
+            threading.Thread(target=self.writer, daemon=True),
+            threading.Thread(target=self.burst_writer, daemon=True),
         ]
         for thread in threads:
             thread.start()
@@ -486,9 +510,10 @@ class Soak:
             self.sample()
             time.sleep(5)
         self.stop_faults.set()
-        threads[1].join(300)
-        self.stop_writing.set()
         threads[0].join(300)
+        self.stop_writing.set()
+        for writer in threads[1:]:
+            writer.join(300)
         self.finish_rollouts()
         left = self.open_rollouts()
         if left or left is None:
@@ -570,6 +595,7 @@ class Soak:
             "brokers": self.args.brokers,
             "seconds": round(seconds),
             "writes": self.ledger.writes,
+            "burst_writes": self.bursts,
             "faults": dict(sorted(self.faults.items())),
             "lost": len(lost),
             "unapplied": len(unapplied),
