@@ -320,7 +320,8 @@ class ConfigListener:
                 self.observer.stop()
             worker_ended = self.notifications.stop(timeout / 2)
             self.fleet_record.close()
-        self._within(deadline, lambda: self._leave_zookeeper(running))
+        if running or self._owns_session:
+            self._within(deadline, lambda: self._leave_zookeeper(running))
         if running:
             self.manager.close_plugins()
             if self.applied_log is not None and worker_ended:  # else the worker may hold it: exit closes it
