@@ -77,7 +77,12 @@ def test_sigterm_stops_a_running_listener_whose_zookeeper_froze(restartable_zk, 
     process = spawn(restartable_zk.connect_string, tmp_path)
     try:
         with ConfigStore.connect(restartable_zk.connect_string) as store:
-            wait_for(lambda: fleet.broker_state(store, 1), timeout=60, message="the listener")
+            # Started: its state is published during the load, its fleet record written last.
+            wait_for(
+                lambda: fleet.broker_state(store, 1) and 1 in store.fleet_records(),
+                timeout=60,
+                message="the listener started",
+            )
         with frozen(restartable_zk):
             time.sleep(1.0)
             took, err = terminated(process)
