@@ -34,10 +34,10 @@ from kafka.admin import KafkaAdminClient
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import translate_errors
-from configctl.reported import ReportedConfig
 from configctl.errors import ConfigctlError
 from configctl.localkafka import KafkaCluster, kafka_version
 from configctl.localzk.client import ClientSettings
+from configctl.reported import ReportedConfig
 
 REPO = Path(__file__).resolve().parent.parent
 KAFKA_HOME_ENV = "CONFIGCTL_KAFKA_HOME"
