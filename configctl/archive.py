@@ -224,13 +224,13 @@ def _servers(connect: ConnectString) -> set[tuple[str, int]]:
     return {(host.lower(), port) for host, port in connect.hosts}
 
 
-def check_cluster(directory: Path, cluster: str, cluster_id: str | None = None) -> bool:
+def check_cluster(directory: Path, cluster: str, cluster_id: str | None = None) -> dict[str, Any] | None:
     """Refuse, in one line, an archive that holds another cluster's history (its
-    :data:`CLUSTER_FILE`): Kafka's cluster ids when both are known, else the connect strings;
-    False when it names none yet (an archive made before it was recorded)."""
+    :data:`CLUSTER_FILE`): Kafka's cluster ids when both are known, else the connect strings.
+    What the file records, None when it names none yet (an archive made before it was recorded)."""
     path = directory / CLUSTER_FILE
     if not path.exists():
-        return False
+        return None
     document = read_json(path, "history archive")
     recorded = document.get("zookeeper") if isinstance(document, dict) else None
     if not isinstance(recorded, str):
@@ -243,14 +243,14 @@ def check_cluster(directory: Path, cluster: str, cluster_id: str | None = None) 
                 f"({CLUSTER_FILE}), not of cluster {cluster_id} at {_connect(cluster)}: archive each "
                 "cluster into a directory of its own"
             )
-        return True
+        return document
     if not same_cluster(recorded, cluster):
         raise InvalidInput(
             f"history archive {directory} holds the history of ZooKeeper {recorded} ({CLUSTER_FILE}), "
             f"not of {_connect(cluster)}: archive each cluster into a directory of its own "
             f"(the same cluster moved to new servers: remove {path})"
         )
-    return True
+    return document
 
 
 def prepare(directory: Path, cluster: str | None, cluster_id: str | None = None) -> None:
@@ -260,9 +260,9 @@ def prepare(directory: Path, cluster: str | None, cluster_id: str | None = None)
     private_directory(directory, "history archive")
     if cluster is None:
         return
-    known = check_cluster(directory, cluster, cluster_id)
-    recorded = read_json(directory / CLUSTER_FILE, "history archive") if known else {}
-    if not known or (cluster_id is not None and recorded.get("kafka_cluster_id") != cluster_id):
+    recorded = check_cluster(directory, cluster, cluster_id)
+    if recorded is None or (cluster_id is not None and recorded.get("kafka_cluster_id") != cluster_id):
+        recorded = recorded or {}
         document: dict[str, str] = {"zookeeper": str(recorded.get("zookeeper") or _connect(cluster))}
         if cluster_id is not None:
             document["kafka_cluster_id"] = cluster_id
