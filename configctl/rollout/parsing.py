@@ -134,3 +134,13 @@ def check_rollout_id(text: str) -> str:
             f"{shown(text)} is not a rollout id (like 20250612-142233-3f9a; configctl rollout list shows them)"
         )
     return text
+
+
+def is_rollout_id(name: str) -> bool:
+    """Whether ``name`` is a rollout id (:func:`check_rollout_id`): a node under the rollouts'
+    directory that is not one (an owner node, something planted) is not a rollout."""
+    try:
+        check_rollout_id(name)
+    except InvalidInput:
+        return False
+    return True

@@ -22,8 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from configctl.errors import ConfigctlError
-from configctl.rollout.parsing import check_rollout_id
+from configctl.rollout.parsing import is_rollout_id
 from configctl.store import CHANGES, ROLLOUTS, STATUS
 from configctl.zk.session import ZkSession
 from configctl.zk.watchers import NotificationWatch, SessionWatch
@@ -109,7 +108,7 @@ class ZooKeeperFleetWatch:
             path = f"{directory}/{name}"
             if directory in (BROKERS_DIR, FLEET_DIR) and name.isdigit():
                 part = STATUS
-            elif directory == ROLLOUTS_DIR and _is_rollout_id(name):
+            elif directory == ROLLOUTS_DIR and is_rollout_id(name):
                 part = ROLLOUTS
             else:
                 continue
@@ -142,11 +141,3 @@ class ZooKeeperFleetWatch:
                 return False
 
         return told
-
-
-def _is_rollout_id(name: str) -> bool:
-    try:
-        check_rollout_id(name)
-        return True
-    except ConfigctlError:
-        return False

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from configctl.errors import InvalidInput, one_line
+from configctl.rollout.parsing import is_rollout_id
 from configctl.rollout.record import Record
 from configctl.store import NodeOp
-from configctl.zk.rolloutrecords import is_rollout_id
 from configctl.zk.session import ZkSession
 from configctl.znodes import RolloutZNode
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from configctl.errors import InvalidInput, NotFound, RolloutStuck, one_line
 from configctl.rollout import record as rec
-from configctl.rollout.parsing import check_rollout_id
+from configctl.rollout.parsing import is_rollout_id
 from configctl.rollout.record import Listed, Loaded, Planned, Record
 from configctl.zk.session import ZkSession
 from configctl.znodes import RolloutZNode
@@ -106,14 +106,6 @@ def undo_index(name: str) -> int:
 
 def plan_of(node: tuple[bytes, Any]) -> list[Planned]:
     return rec.decode_plan_chunk(node[0])
-
-
-def is_rollout_id(name: str) -> bool:
-    try:
-        check_rollout_id(name)
-        return True
-    except InvalidInput:
-        return False
 
 
 def listing(session: ZkSession) -> list[Listed]:
