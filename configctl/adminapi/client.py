@@ -1,4 +1,4 @@
-"""Asking Kafka brokers what they run, and changing broker configs through them (the Admin API).
+"""Asking Kafka brokers what they run, and changing configs through them (the Admin API).
 
 One :class:`KafkaAdmin` per command or sidecar. Each method is one Admin API request, named in
 configctl's terms (an :class:`~configctl.entities.Entity`, a broker id) and answered in them
@@ -18,6 +18,8 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.admin import (
+    AlterClientQuotasRequest,
+    AlterUserScramCredentialsRequest,
     DescribeClientQuotasRequest,
     DescribeConfigsRequest,
     DescribeUserScramCredentialsRequest,
@@ -26,6 +28,8 @@ from kafka.protocol.admin import (
 
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import refusal, translate_errors
+from configctl.adminapi.quotas import QUOTA_ENTITY, quota_components, quota_ops
+from configctl.adminapi.scram import ScramUpsertion
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, shown
 from configctl.reported import ReportedConfig, ReportedSynonym, quota_text
@@ -45,8 +49,8 @@ _SOURCES = {
 }
 _SET, _DELETE = 0, 1
 _MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
-_QUOTA_ENTITY = {EntityType.USERS: "user", EntityType.CLIENTS: "client-id", EntityType.IPS: "ip"}
 _SCRAM = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+_SCRAM_TYPE = {name: number for number, name in _SCRAM.items()}
 MAX_PROTOCOL_STRING = 32_767
 """The longest string the Kafka protocol carries, in bytes of UTF-8 (``Short.MAX_VALUE``)."""
 
@@ -185,17 +189,102 @@ class KafkaAdmin:
         raises :class:`~configctl.errors.BrokerRefused` with the broker's own reason.
         """
         name = "" if broker_id is None else str(broker_id)
+        what = "change the broker defaults" if broker_id is None else f"change broker {broker_id}'s config"
+        target = broker_id if broker_id is not None else via
+        self._alter_configs(
+            _BROKER,
+            name,
+            set_keys,
+            delete_keys,
+            what,
+            f"brokers/{name or '<default>'}",
+            target,
+            validate_only,
+        )
+
+    def alter_topic(
+        self,
+        topic: str,
+        set_keys: Mapping[str, str],
+        delete_keys: Iterable[str] = (),
+        *,
+        validate_only: bool = False,
+    ) -> None:
+        """IncrementalAlterConfigs on ``topic``, sent to any broker: the broker validates the
+        config (and ``alter.config.policy.class.name`` judges it) and writes the topic's node."""
+        what = f"change topic {topic}'s config"
+        self._alter_configs(
+            _TOPIC, topic, set_keys, delete_keys, what, f"topics/{topic}", None, validate_only
+        )
+
+    def _alter_configs(
+        self,
+        kind: int,
+        name: str,
+        set_keys: Mapping[str, str],
+        delete_keys: Iterable[str],
+        what: str,
+        entity_path: str,
+        target: int | None,
+        validate_only: bool,
+    ) -> None:
+        delete_keys = list(delete_keys)
+        refuse_unsendable(set_keys, delete_keys, what)
         entries = [(key, _SET, value) for key, value in set_keys.items()]
         entries += [(key, _DELETE, None) for key in delete_keys]
-        what = "change the broker defaults" if broker_id is None else f"change broker {broker_id}'s config"
-        refuse_unsendable(set_keys, delete_keys, what)
         request = IncrementalAlterConfigsRequest(
-            resources=[(_BROKER, name, entries)], validate_only=validate_only
+            resources=[(kind, name, entries)], validate_only=validate_only
         )
-        entity_path = f"brokers/{name or '<default>'}"
-        target = broker_id if broker_id is not None else via
         response = self._send(request, target, what, writes=None if validate_only else entity_path)
         for result in response.responses:
+            problem = refusal(result.error_code, result.error_message, what)
+            if problem is not None:
+                raise problem
+
+    def alter_client_quotas(
+        self,
+        entity: Entity,
+        set_keys: Mapping[str, str],
+        delete_keys: Iterable[str] = (),
+        *,
+        validate_only: bool = False,
+    ) -> None:
+        """AlterClientQuotas on ``entity`` (a user, client, user+client or IP entity, or a default),
+        sent to any broker: the broker checks each key and writes the entity's node.
+
+        The values go as doubles (:func:`~configctl.adminapi.quotas.quota_ops`); the broker stores
+        a rate as Java prints the double (``2048.0``) and a count as a whole number.
+        """
+        what = f"change the quotas of {entity.display}"
+        delete_keys = list(delete_keys)
+        refuse_unsendable(set_keys, delete_keys, what)
+        request = AlterClientQuotasRequest(
+            entries=[(quota_components(entity), quota_ops(set_keys, delete_keys))],
+            validate_only=validate_only,
+        )
+        response = self._send(request, None, what, writes=None if validate_only else entity.path)
+        for entry in response.entries:
+            problem = refusal(entry.error_code, entry.error_message, what)
+            if problem is not None:
+                raise problem
+
+    def alter_scram_credentials(
+        self, user: str, upsertions: Iterable[ScramUpsertion] = (), deletions: Iterable[str] = ()
+    ) -> None:
+        """AlterUserScramCredentials for ``user``: each upsertion (salted on this side, the
+        password itself never sent) and each mechanism in ``deletions`` removed, in one request.
+
+        Kafka's request has no validate-only form: whatever is sent is written.
+        """
+        what = f"change the SCRAM credentials of user {user!r}"
+        request = AlterUserScramCredentialsRequest(
+            deletions=[(user, _SCRAM_TYPE[mechanism]) for mechanism in deletions],
+            upsertions=[
+                (user, _SCRAM_TYPE[u.mechanism], u.iterations, u.salt, u.salted_password) for u in upsertions
+            ],
+        )
+        response = self._send(request, None, what, writes=Entity.named(EntityType.USERS, user).path)
+        for result in response.results:
             problem = refusal(result.error_code, result.error_message, what)
             if problem is not None:
                 raise problem
@@ -215,13 +304,13 @@ class KafkaAdmin:
         ip = entity.type is EntityType.IPS and not entity.user_is_default
         for etype, name, is_default in parts:
             if is_default:
-                components.append((_QUOTA_ENTITY[etype], _MATCH_DEFAULT, None))
+                components.append((QUOTA_ENTITY[etype], _MATCH_DEFAULT, None))
             elif ip:
                 # Kafka 3.9 looks an exact IP up by its URL-encoded name (/config/ips/%3A%3A1), so
                 # an IPv6 entity stored as written is found only by listing every IP entity.
-                components.append((_QUOTA_ENTITY[etype], _MATCH_SPECIFIED, None))
+                components.append((QUOTA_ENTITY[etype], _MATCH_SPECIFIED, None))
             else:
-                components.append((_QUOTA_ENTITY[etype], _MATCH_EXACT, name))
+                components.append((QUOTA_ENTITY[etype], _MATCH_EXACT, name))
         request = DescribeClientQuotasRequest(components=components, strict=True)
         what = f"describe the quotas of {entity.path}"
         response = self._send(request, None, what)
