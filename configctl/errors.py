@@ -53,6 +53,12 @@ class ValidationFailed(InvalidInput):
         )
 
 
+class WrongCluster(InvalidInput):
+    """``--bootstrap-server`` and ``--zookeeper`` are two Kafka clusters (their cluster ids differ):
+    a write would go half to one and half to the other, so none is made. Exit 1, like any
+    contradictory options; nothing was written."""
+
+
 class ZooKeeperUnavailable(ConfigctlError):
     """ZooKeeper could not be reached (or the session was lost) before the write committed."""
 

@@ -53,6 +53,9 @@ def new_store(
     through the brokers' Admin API (and rollout records are written through it), and with
     ``--history-archive`` the history is :class:`configctl.archive.ArchivedHistory`'s, which reads
     the history archive beside ZooKeeper's records.
+    With ``--bootstrap-server``, the brokers' cluster id must be the one ZooKeeper holds
+    (:class:`configctl.cli.onecluster.OneCluster`): checked before the first write, so a command
+    that only reads never contacts Kafka, and mixed clusters get nothing written anywhere.
     ``timeout`` overrides the settings' (shell completion must not hang).
     """
     chosen = settings(ctx)
@@ -73,9 +76,19 @@ def new_store(
     through = BrokersThroughAdmin(
         Store(zookeeper, history=history), chosen.bootstrap_server, chosen.command_config
     )
+    # Both options must name one cluster: asked once, before the first write (a read pays nothing).
+    from configctl.cli.onecluster import OneCluster
+
+    writes = OneCluster(
+        through,
+        kafka_id=lambda: through.admin.cluster_id(),
+        zookeeper_id=zookeeper.cluster_id,
+        bootstrap=chosen.bootstrap_server,
+        zookeeper=zookeeper.location,
+    )
     return Store(
         zookeeper,
-        writes=through,
+        writes=writes,
         history=history,
         rollouts=zookeeper.rollouts_through,
         kind=through.kind,
