@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed
 LOCK   := constraints.txt
 KAFKA  := build/kafka
 KAFKA_STAMP := $(KAFKA)/VERSION
+KAFKA4 := build/kafka4
+KAFKA4_STAMP := $(KAFKA4)/VERSION
 
 .PHONY: all install kafka kafka-clean lock demo test test-long unit lint bench schemas clean
 .PHONY: browser test-browser screenshots
@@ -34,18 +36,21 @@ lock:
 	  build/lock-venv/bin/python -m pip freeze --all --exclude configctl; } > $(LOCK)
 	rm -rf build/lock-venv
 
-# Apache Kafka 3.9 (ZooKeeper mode) and its dependencies from Maven Central, pinned in kafka/pom.xml.
-# The stamp makes a second run a no-op; Maven's own cache (~/.m2) serves a rebuild.
+# Apache Kafka and its dependencies from Maven Central: 3.9 (ZooKeeper mode) pinned in kafka/pom.xml
+# into build/kafka, 4.x (KRaft) pinned in kafka/kafka4/pom.xml into build/kafka4. Each stamp
+# (VERSION, the pinned version) makes a second run a no-op; Maven's own cache (~/.m2) serves a rebuild.
 $(KAFKA_STAMP): kafka/pom.xml
-	rm -rf $(KAFKA)/libs
-	mvn -B -q -f kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
-	    -DoutputDirectory=$(CURDIR)/$(KAFKA)/libs
-	sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' kafka/pom.xml > $@
+$(KAFKA4_STAMP): kafka/kafka4/pom.xml
+$(KAFKA_STAMP) $(KAFKA4_STAMP):
+	rm -rf $(@D)/libs
+	mvn -B -q -f $< dependency:copy-dependencies -DincludeScope=runtime \
+	    -DoutputDirectory=$(CURDIR)/$(@D)/libs
+	sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' $< > $@
 
-kafka: $(KAFKA_STAMP)
+kafka: $(KAFKA_STAMP) $(KAFKA4_STAMP)
 
 kafka-clean:
-	rm -rf $(KAFKA)
+	rm -rf $(KAFKA) $(KAFKA4)
 
 demo: $(STAMP) $(KAFKA_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/tour.sh
@@ -55,7 +60,7 @@ demo: $(STAMP) $(KAFKA_STAMP)
 CHROMIUM ?= /usr/bin/chromium
 
 # Everything, the console in a real browser included (tests/browser: chromium is installed first).
-test: $(STAMP) $(KAFKA_STAMP) browser
+test: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP) browser
 	CONSOLE_BROWSER_TESTS=1 CONSOLE_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 browser:

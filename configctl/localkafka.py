@@ -8,7 +8,9 @@ is reached as Kafka reaches one: ``zookeeper.ssl.*`` with the PEM CA, and a JAAS
 section for DIGEST-MD5, with ``zookeeper.set.acl`` so the nodes Kafka writes get the ACLs
 configctl's own writes get.
 
-Nothing here decides what Kafka does: this only starts, finds and stops the processes.
+Nothing here decides what Kafka does: this only starts, finds and stops the processes. The
+pieces that do not depend on ZooKeeper (a node's process, the shared broker settings, the SCRAM
+listener, running one of Kafka's tools) serve :mod:`configctl.localkraft`'s Kafka 4 nodes too.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from configctl.errors import EnvironmentProblem
 from configctl.localzk.client import ClientSettings
-from configctl.localzk.ports import HOST
+from configctl.localzk.ports import HOST, pick_free_ports
 from configctl.localzk.runtime import find_java
 
 KAFKA_MAIN = "kafka.Kafka"
@@ -61,9 +64,29 @@ BASE_PROPERTIES = {
     "num.io.threads": "2",
     "num.recovery.threads.per.data.dir": "1",
     "log.cleaner.dedupe.buffer.size": "8388608",  # Kafka wants 1 MB per cleaner thread
+}
+"""What every test broker runs with, ZooKeeper mode or KRaft: one copy of everything, small pools."""
+
+ZOOKEEPER_PROPERTIES = {
     "zookeeper.connection.timeout.ms": "30000",
     "zookeeper.session.timeout.ms": "18000",
 }
+SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+SCRAM_LISTENER = "SASL_PLAINTEXT"
+
+
+def scram_listener_properties() -> dict[str, str]:
+    """The ``SASL_PLAINTEXT`` listener's settings: SCRAM-SHA-256/512 logins, checked against the
+    credentials Kafka stores (in ZooKeeper, or in KRaft's metadata log)."""
+    return {
+        "sasl.enabled.mechanisms": ",".join(SCRAM_MECHANISMS),
+        **{
+            f"listener.name.{SCRAM_LISTENER.lower()}.{mechanism.lower()}.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            )
+            for mechanism in SCRAM_MECHANISMS
+        },
+    }
 
 
 def kafka_libs(home: Path | str) -> Path:
@@ -141,6 +164,9 @@ class KafkaBroker:
     command: list[str]
     scram_port: int | None = None
     """A SASL_PLAINTEXT listener taking SCRAM-SHA-256/512 logins (``scram=True``), else None."""
+    started_line: str = STARTED_LINE
+    """What the node logs once it serves (a KRaft node logs another line than a ZooKeeper-mode one)."""
+    what: str = "Kafka broker"
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -187,20 +213,20 @@ class KafkaBroker:
         while True:
             if self.process is not None and self.process.poll() is not None:
                 raise EnvironmentProblem(
-                    f"Kafka broker {self.broker_id} exited with status {self.process.returncode}{self.last_error()}"
+                    f"{self.what} {self.broker_id} exited with status {self.process.returncode}{self.last_error()}"
                 )
             if self._logged_start() and _port_open(self.port):
                 return
             if time.monotonic() >= deadline:
                 raise EnvironmentProblem(
-                    f"Kafka broker {self.broker_id} did not start in time{self.last_error()}"
+                    f"{self.what} {self.broker_id} did not start in time{self.last_error()}"
                 )
             time.sleep(0.1)
 
     def _logged_start(self) -> bool:
         try:
             with open(self.log_file, "rb") as log:
-                return STARTED_LINE.encode() in log.read()
+                return self.started_line.encode() in log.read()
         except OSError:
             return False
 
@@ -245,10 +271,36 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex((HOST, port)) == 0
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
+def start_nodes(nodes: Sequence[KafkaBroker], timeout: float) -> None:
+    """Launch every node (they start in parallel) and wait until each serves; on any failure,
+    including Ctrl-C, every one of them is stopped again before the error goes on."""
+    try:
+        for node in nodes:
+            node.launch()
+        deadline = time.monotonic() + timeout
+        for node in nodes:
+            node.wait_started(deadline)
+    except BaseException:
+        for node in nodes:
+            node.stop()
+        raise
+
+
+def run_tool(
+    java: str, libs: Path, jvm: Iterable[str], main: str, *args: str, timeout: float = 120.0
+) -> subprocess.CompletedProcess[str]:
+    """One of Kafka's command-line tools (a main class) from ``libs``, as its scripts run it.
+
+    ``jvm`` carries what the Kafka line needs besides the small tool heap: its logging
+    configuration (Log4j 1 or 2), a JAAS file.
+    """
+    command = tool_command(java, libs, jvm, main, *args)
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def tool_command(java: str, libs: Path, jvm: Iterable[str], main: str, *args: str) -> list[str]:
+    """The command line :func:`run_tool` runs (for a caller that runs several tools at once)."""
+    return [java, *TOOL_JVM_OPTIONS, *jvm, "-cp", f"{libs}/*", main, *args]
 
 
 class KafkaCluster:
@@ -283,24 +335,17 @@ class KafkaCluster:
         for broker_id in ids:
             broker_dir = self.work_dir / f"broker-{broker_id}"
             (broker_dir / "data").mkdir(parents=True, exist_ok=True)
-            port = _free_port()
+            port, scram_port = pick_free_ports(2)
             listeners = {"listeners": f"PLAINTEXT://{HOST}:{port}"}
-            scram_port = None
             if scram:
-                scram_port = _free_port()
                 listeners = {
-                    "listeners": f"PLAINTEXT://{HOST}:{port},SASL_PLAINTEXT://{HOST}:{scram_port}",
+                    "listeners": f"PLAINTEXT://{HOST}:{port},{SCRAM_LISTENER}://{HOST}:{scram_port}",
                     "inter.broker.listener.name": "PLAINTEXT",
-                    "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
-                    **{
-                        f"listener.name.sasl_plaintext.{mechanism}.sasl.jaas.config": (
-                            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-                        )
-                        for mechanism in ("scram-sha-256", "scram-sha-512")
-                    },
+                    **scram_listener_properties(),
                 }
             values = {
                 **BASE_PROPERTIES,
+                **ZOOKEEPER_PROPERTIES,
                 "broker.id": str(broker_id),
                 **listeners,
                 "log.dirs": str(broker_dir / "data"),
@@ -323,7 +368,9 @@ class KafkaCluster:
                 KAFKA_MAIN,
                 str(broker_dir / "server.properties"),
             ]
-            self.brokers[broker_id] = KafkaBroker(broker_id, port, broker_dir, command, scram_port)
+            self.brokers[broker_id] = KafkaBroker(
+                broker_id, port, broker_dir, command, scram_port if scram else None
+            )
 
     @property
     def bootstrap(self) -> str:
@@ -335,16 +382,7 @@ class KafkaCluster:
 
     def start(self, timeout: float = START_TIMEOUT, ids: list[int] | None = None) -> KafkaCluster:
         """Start the brokers (all at once, they start in parallel) and wait until each serves."""
-        chosen = [self.brokers[i] for i in (ids or self.brokers)]
-        try:
-            for broker in chosen:
-                broker.launch()
-            deadline = time.monotonic() + timeout
-            for broker in chosen:
-                broker.wait_started(deadline)
-        except BaseException:
-            self.stop()
-            raise
+        start_nodes([self.brokers[i] for i in (ids or self.brokers)], timeout)
         return self
 
     def stop(self, ids: list[int] | None = None) -> None:
@@ -368,17 +406,8 @@ class KafkaCluster:
                 "log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n\n",
                 encoding="utf-8",
             )
-        command = [
-            self.java,
-            *TOOL_JVM_OPTIONS,
-            *self._jvm,
-            f"-Dlog4j.configuration=file:{log4j}",
-            "-cp",
-            f"{self.libs}/*",
-            main,
-            *args,
-        ]
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        jvm = [*self._jvm, f"-Dlog4j.configuration=file:{log4j}"]
+        return run_tool(self.java, self.libs, jvm, main, *args, timeout=timeout)
 
     def config_command(self, *args: str, zookeeper: bool = False) -> subprocess.CompletedProcess[str]:
         """Kafka's ``kafka-configs.sh``: through the brokers, or ``zookeeper=True`` for ``--zookeeper``."""

@@ -65,6 +65,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.archive": EDGES,
     "configctl.localzk": EDGES,
     "configctl.localkafka": EDGES,
+    "configctl.localkraft": EDGES,
     # the features, written against the roles alone
     "configctl.writer": FEATURES,
     "configctl.impact": FEATURES,
