@@ -13,6 +13,13 @@ refused a change (its listener publishes the config it kept, ``in_force``) the a
 from what it kept, and beside a real broker a ``mismatch`` puts the value the broker reports in
 place; the stored value is then given beside it (``"stored"``).
 
+What the answer rests on is said too (``truth``, :func:`configctl.fleet.truth`): ``observed`` (a
+sidecar asked its Kafka broker), ``computed`` (a Kafka broker registered with the id was not asked),
+``down (not registered)`` (a Kafka broker that Kafka no longer registers: nothing runs it, whatever
+its listener computes), ``unreachable``, or ``config manager`` (no Kafka broker has the id). A topic
+Kafka does not have is refused as ``alter`` refuses it (by :func:`configctl.guards.refusals`, the
+rule :func:`configctl.writer.check_kafka_rules` applies), not answered with the broker's defaults.
+
 Only a running listener publishes its static config, so asking about a broker without one is a
 :class:`NotFound` error rather than a guess that would label server.properties values as
 built-in defaults. Its sensitive static values are published masked; they are masked in the
@@ -26,9 +33,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from configctl import fleet
+from configctl import fleet, guards
 from configctl.entities import Entity, EntityType
-from configctl.errors import InvalidInput, NotFound
+from configctl.errors import InvalidInput, NotFound, ValidationFailed
 from configctl.handlers import BROKER, BrokerView, handler_for
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.precedence import EffectiveValue, Ignored
@@ -54,6 +61,8 @@ class EffectiveReport:
     """Answered as of this moment (``--at``), from history: None for now."""
     applied_log: Mapping[str, Any] | None = None
     """With ``--at``: what the broker's applied log says it ran then (None: no log was readable)."""
+    truth: str | None = None
+    """Now: what the answer rests on (:func:`configctl.fleet.truth`); None as of a past moment."""
 
     def to_json(self) -> dict[str, Any]:
         """``{"broker_id","entity_path","configs":[...]}`` plus the broker's progress (docs/reference/json-output.md)."""
@@ -65,6 +74,8 @@ class EffectiveReport:
             "problems": [p.to_json() for p in self.problems],
             "configs": [self._entry(value) for value in self.values],
         }
+        if self.truth is not None:
+            document["truth"] = self.truth
         if self.at_ms is not None:
             document["at_ms"] = self.at_ms
             document["applied_log"] = dict(self.applied_log) if self.applied_log is not None else None
@@ -164,7 +175,14 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
     """Broker ``broker_id``'s effective config, or ``target``'s (topic, quota entity, IP) as it sees it."""
     entity = target_entity(broker_id, target)
     handler = handler_for(entity)
+    if handler.created_by_kafka:  # a topic Kafka does not have (a typo): refused, as alter refuses it
+        refused = guards.refusals(
+            [entity], running_brokers=None, existing_topics=store.existing_topics([entity.name])
+        )
+        if refused:
+            raise ValidationFailed(refused)
     state = published_state(store, broker_id)
+    kafka = store.running_brokers()
     static = static_config(state)
     last = state.get("last_applied_change")
     last = last if isinstance(last, int) else None
@@ -196,6 +214,7 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
         pending=_pending(store, last, depends),
         problems=problems,
         stored=differs,
+        truth=fleet.truth(state, fleet.registered_now(state, kafka, broker_id)),
     )
 
 

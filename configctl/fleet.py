@@ -31,12 +31,76 @@ from configctl.znodes import BrokerStateZNode, is_json_int
 APPLIED = "applied"
 PENDING = "pending"
 DOWN = "down"
-"""Wait statuses: ``applied``; ``pending``, ``down`` (a known broker with no live listener) and
-``unreachable`` (its listener applied it, its real broker does not answer); or the problem kind a
-broker refused the change with (``rejected``, ``ignored``, ``unreadable``, ``mismatch``). Only
-``applied`` counts; the unanswered ones are waited for (a listener or a broker that comes back is
-followed); a refusal ends that broker's wait."""
+COMPUTED = "computed"
+"""Wait statuses: ``applied``; ``pending``, ``down`` (a known broker with no live listener, or a
+Kafka broker that Kafka no longer registers, its listener running or not: "down (not
+registered)") and ``unreachable`` (its listener applied it, its real broker does not answer);
+``computed`` (Kafka registers a broker with this id, but its listener applied it without asking
+the broker: nothing says the broker runs it); or the problem kind a broker refused the change with
+(``rejected``, ``ignored``, ``unreadable``, ``mismatch``). Only ``applied`` counts; the unanswered
+ones are waited for (a listener or a broker that comes back is followed); a refusal or a computed
+state ends that broker's wait."""
 UNANSWERED = (PENDING, DOWN, UNREACHABLE)
+
+# What a broker's figures rest on (``truth``; status, describe --effective, diff, the console).
+OBSERVED = "observed"
+"""A sidecar asked its Kafka broker: what it reports is shown."""
+NOT_REGISTERED = "down (not registered)"
+"""Kafka registered this broker and no longer does (stopped, crashed): nothing runs there."""
+CONFIG_MANAGER = "config manager"
+"""No Kafka broker has this id: its listener is the broker's own config manager, what it applied stands."""
+NO_LISTENER = "no listener"
+
+
+def is_sidecar(state: Mapping[str, Any]) -> bool:
+    """Its listener runs beside a Kafka broker and asks it (``kind``; older listeners: ``observed``)."""
+    return state.get("kind") == BrokerStateZNode.SIDECAR or state.get("observed") is True
+
+
+def registered_now(state: Mapping[str, Any] | None, kafka: set[int] | None, broker_id: int) -> bool:
+    """Does Kafka register broker ``broker_id``? A sidecar's own word (its watch on the
+    registration, ``kafka_registered``) is the freshest; else Kafka's ``/brokers/ids`` as read."""
+    published = None if state is None else state.get("kafka_registered")
+    if isinstance(published, bool):
+        return published
+    return broker_id in (kafka or set())
+
+
+def kafka_column(registered: bool, judged: str) -> str:
+    """Kafka's registration as ``status`` and the console show it: ``registered``, ``not
+    registered`` (a Kafka broker that was and is no more), or ``none`` (no Kafka broker has the id)."""
+    if registered:
+        return "registered"
+    return "not registered" if judged == NOT_REGISTERED else "none"
+
+
+def figures(judged: str, observed_change: int | None = None) -> str:
+    """What a broker's figures rest on, in words (status, the console)."""
+    if judged == OBSERVED:
+        seen = "nothing yet" if observed_change is None else f"up to change {observed_change}"
+        return f"observed from the broker ({seen})"
+    return {
+        COMPUTED: "computed (its Kafka broker not asked)",
+        UNREACHABLE: "unreachable (its Kafka broker does not answer)",
+        NOT_REGISTERED: NOT_REGISTERED,
+        CONFIG_MANAGER: "applied (its listener is the broker's config manager)",
+    }.get(judged, "")
+
+
+def truth(state: Mapping[str, Any] | None, registered: bool) -> str:
+    """What broker's figures rest on: ``observed`` (its Kafka broker asked), ``unreachable`` (asked,
+    no answer), ``computed`` (a Kafka broker registered with its id was not asked), ``down (not
+    registered)`` (a Kafka broker that Kafka no longer registers), ``config manager`` (no Kafka
+    broker has its id) or ``no listener``. The one home of that judgement."""
+    if state is None:
+        return NO_LISTENER
+    if is_sidecar(state):
+        if state.get("kafka_registered") is not None and not registered:
+            return NOT_REGISTERED
+        if any(p.kind == UNREACHABLE for p in problems_of(state)):
+            return UNREACHABLE
+        return OBSERVED
+    return COMPUTED if registered else CONFIG_MANAGER
 
 
 def broker_state(store: ConfigStore, broker_id: int | str) -> dict[str, Any] | None:
@@ -89,11 +153,20 @@ class BrokerStatus:
     observed_at_ms: int | None = None
     problems_omitted: int = 0
     """Problems its listener has but did not publish (the list is cut at its newest 1,000)."""
+    listener_live: bool = False
+    """Its listener runs (``live`` is false all the same for a Kafka broker no longer registered)."""
+    kind: str | None = None
+    """Its listener's ``kind``: ``sidecar`` (beside a Kafka broker), ``config-manager``, None (none runs)."""
+    truth: str = NO_LISTENER
+    """What its figures rest on (:func:`truth`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "broker_id": self.broker_id,
             "live": self.live,
+            "listener_live": self.listener_live,
+            "kind": self.kind,
+            "truth": self.truth,
             "last_applied_change": self.last_applied_change,
             "behind": self.behind,
             "applied_at_ms": self.applied_at_ms,
@@ -169,17 +242,23 @@ def status(store: ConfigStore) -> FleetStatus:
         live = state or {}
         last = _change((state if state is not None else record).get("last_applied_change"))
         behind = None if latest is None or last is None else max(0, latest - last)
+        registered = broker_id in kafka
+        judged = truth(state, registered)
+        kind = live.get("kind")
         brokers.append(
             BrokerStatus(
                 broker_id=broker_id,
-                live=state is not None,
+                live=state is not None and judged != NOT_REGISTERED,
+                listener_live=state is not None,
+                kind=kind if isinstance(kind, str) and len(kind) <= 32 else None,
+                truth=judged,
                 last_applied_change=last,
                 behind=behind,
                 applied_at_ms=_time_ms(live.get("applied_at_ms")),
                 problems=tuple(problems_of(state)) if state is not None else (),
                 host=_host(live.get("host")) or _host(record.get("host")),
                 last_seen_ms=_time_ms(record.get("last_seen_ms")),
-                kafka_registered=broker_id in kafka,
+                kafka_registered=registered,
                 observed=live.get("observed") is True,
                 observed_change=_change(live.get("observed_change")),
                 observed_at_ms=_time_ms(live.get("observed_at_ms")),
@@ -228,9 +307,24 @@ class BrokerOutcome:
     broker_id: int
     status: str
     reason: str | None = None
+    kafka_registered: bool | None = None
+    """Kafka registers it (None: not known, or no Kafka broker was ever registered with its id)."""
+    refusal: str | None = None
+    """A refusal as one sentence (:meth:`Problem.refusal`): the broker's, or configctl's plugin's veto."""
+
+    @property
+    def label(self) -> str:
+        """The status as shown: a Kafka broker no longer registered is ``down (not registered)``."""
+        return NOT_REGISTERED if self.status == DOWN and self.kafka_registered is False else self.status
 
     def to_json(self) -> dict[str, Any]:
-        return {"broker_id": self.broker_id, "status": self.status, "reason": self.reason}
+        return {
+            "broker_id": self.broker_id,
+            "status": self.status,
+            "reason": self.reason,
+            "kafka_registered": self.kafka_registered,
+            "refusal": self.refusal,
+        }
 
 
 @dataclass
@@ -246,6 +340,11 @@ class WaitResult:
         return [b for b in self.brokers if b.status in KINDS and b.status not in UNANSWERED]
 
     @property
+    def computed(self) -> list[BrokerOutcome]:
+        """Kafka brokers whose listener applied it without asking them: never counted as applied."""
+        return [b for b in self.brokers if b.status == COMPUTED]
+
+    @property
     def pending(self) -> list[BrokerOutcome]:
         """Brokers that have not answered: still applying, unconfirmed by their broker, or down."""
         return [b for b in self.brokers if b.status in UNANSWERED]
@@ -258,18 +357,37 @@ class WaitResult:
         return {"change_number": self.change_number, "brokers": [b.to_json() for b in self.brokers]}
 
 
-def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[Written]) -> BrokerOutcome:
+def outcome(
+    broker_id: int,
+    state: Mapping[str, Any] | None,
+    written: Sequence[Written],
+    kafka: set[int] | None = None,
+) -> BrokerOutcome:
     """Has this broker applied every written change, refused one, or is it still on its way?
 
     A problem with a written entity at (or after) its change number is a refusal of that change;
     a change to an entity this broker does not follow (another broker's own config) counts as
     applied once the broker has moved past it. Beside a real broker (``"observed": true``, a
     sidecar) applying it to the listener's model is not enough: the broker itself must have answered
-    for it (``observed_change``), by agreeing or by a ``mismatch``.
+    for it (``observed_change``), by agreeing or by a ``mismatch``; a Kafka broker that Kafka no
+    longer registers is ``down`` whatever its listener says, and one whose listener did not ask it
+    is ``computed``, never ``applied`` (``kafka``: Kafka's registered ids as read, see :func:`truth`).
     """
+    registered = registered_now(state, kafka, broker_id)
+    judged = truth(state, registered)
     if state is None:
         return BrokerOutcome(
-            broker_id, DOWN, "no live listener (known from its record or Kafka's registration)"
+            broker_id,
+            DOWN,
+            "no live listener (known from its record or Kafka's registration)",
+            registered if kafka is not None else None,
+        )
+    if judged == NOT_REGISTERED:
+        return BrokerOutcome(
+            broker_id,
+            DOWN,
+            f"Kafka no longer registers broker {broker_id} (stopped or crashed); its configctl listener runs",
+            False,
         )
     relevant = [w for w in written if handler_for(w.entity).follows(w.entity, broker_id)]
     for problem in problems_of(state):
@@ -280,7 +398,13 @@ def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[W
             ):
                 where = f"{problem.name}: " if problem.name else ""
                 by = f" (plugin {problem.plugin})" if problem.plugin else ""
-                return BrokerOutcome(broker_id, problem.kind, f"{where}{problem.reason}{by}")
+                return BrokerOutcome(
+                    broker_id,
+                    problem.kind,
+                    f"{where}{problem.reason}{by}",
+                    registered,
+                    problem.refusal(broker_id, beside_kafka=is_sidecar(state)),
+                )
     last = _change(state.get("last_applied_change"))
     newest = max((w.change_number for w in written), default=-1)
     if not (last is not None and last >= newest):
@@ -295,7 +419,17 @@ def outcome(broker_id: int, state: Mapping[str, Any] | None, written: Sequence[W
             return BrokerOutcome(
                 broker_id, PENDING, "its listener applied it; asking the broker whether it runs it"
             )
-    return BrokerOutcome(broker_id, APPLIED)
+    if relevant and judged == COMPUTED:
+        return BrokerOutcome(
+            broker_id,
+            COMPUTED,
+            f"its listener applied it without asking Kafka broker {broker_id} (registered, not asked): "
+            "nothing says the broker runs it",
+            True,
+        )
+    return BrokerOutcome(
+        broker_id, APPLIED, None, registered if (kafka is not None or is_sidecar(state)) else None
+    )
 
 
 def wait(
@@ -324,6 +458,7 @@ def wait(
     result = WaitResult(newest)
     if not ids or newest is None:
         return result
+    kafka = store.running_brokers()
     outcomes: dict[int, BrokerOutcome] = {}
     changed = threading.Condition()
 
@@ -331,7 +466,7 @@ def wait(
         def on_data(data: bytes | None) -> bool:
             state = None if data is None else BrokerStateZNode.decode_live(data)
             with changed:
-                outcomes[broker_id] = outcome(broker_id, state, written)
+                outcomes[broker_id] = outcome(broker_id, state, written, kafka)
                 changed.notify_all()
             return outcomes[broker_id].status in UNANSWERED  # False stops the watch: the answer is in
 
@@ -368,13 +503,16 @@ def raise_for_wait(
         return
     if result.refused:
         first = result.refused[0]
-        more = f" and {len(result.refused) - 1} more broker(s)" if len(result.refused) > 1 else ""
-        raise BrokersRefused(
-            f"{done} (change {result.change_number}), but broker {first.broker_id}{more} "
-            f"refused it ({first.status}: {first.reason})"
+        more = f" (and {len(result.refused) - 1} more broker(s))" if len(result.refused) > 1 else ""
+        raise BrokersRefused(f"{done} (change {result.change_number}), but {first.refusal}{more}")
+    if result.computed:
+        ids = ", ".join(str(b.broker_id) for b in result.computed)
+        raise WaitTimedOut(
+            f"{done} (change {result.change_number}), but Kafka broker(s) {ids} were not asked: their "
+            "listener computed it (computed, not applied); run each listener beside its broker so it asks"
         )
     if result.pending:
-        ids = ", ".join(f"{b.broker_id} ({b.status})" for b in result.pending)
+        ids = ", ".join(f"{b.broker_id} ({b.label})" for b in result.pending)
         when = f"after {timeout:g}s" if timeout is not None else "in time"
         first = result.pending[0]
         raise WaitTimedOut(

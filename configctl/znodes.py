@@ -423,6 +423,8 @@ class BrokerStateZNode:
     """``/configctl/brokers/<id>``: a running listener's state (docs/reference/state-and-fleet-nodes.md), ephemeral."""
 
     ROOT = f"{CONFIGCTL_ROOT}/brokers"
+    SIDECAR, CONFIG_MANAGER = "sidecar", "config-manager"
+    """``kind``: beside a Kafka broker registered with its id, or that broker's own config manager."""
     MAX_BYTES = 900_000
     """ZooKeeper refuses nodes over ~1 MiB; the problem lists are trimmed to stay below this."""
     TRIMMABLE = ("problems", "poison", "rejected", "ignored")
@@ -486,6 +488,31 @@ class ClusterIdZNode:
         if not isinstance(cluster_id, str) or not cluster_id:
             raise InvalidInput("Kafka's cluster id (/cluster/id) holds no id")
         return cluster_id
+
+
+class KafkaBrokerZNode:
+    """``/brokers/ids/<id>``: a running Kafka broker's registration (ephemeral, Kafka's
+    ``BrokerIdZNode``): its endpoints (``LISTENER://host:port``) and each listener's security
+    protocol, i.e. where a listener beside it asks the broker what it runs."""
+
+    ROOT = "/brokers/ids"
+
+    @classmethod
+    def path(cls, broker_id: int | str) -> str:
+        return f"{cls.ROOT}/{broker_id}"
+
+    @staticmethod
+    def endpoints(data: bytes) -> list[tuple[str, str]]:
+        """``(security protocol, host:port)`` of each endpoint, in the registration's order."""
+        document = _parse_json_object(data, "Kafka's broker registration (/brokers/ids)")
+        protocols = document.get("listener_security_protocol_map")
+        protocols = protocols if isinstance(protocols, dict) else {}
+        found = []
+        for endpoint in document.get("endpoints") or []:
+            name, sep, address = str(endpoint).partition("://")
+            if sep and address:
+                found.append((str(protocols.get(name, name)).upper(), address))
+        return found
 
 
 class FleetRecordZNode:

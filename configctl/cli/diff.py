@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from configctl import fleet
 from configctl.cli.context import open_store
 from configctl.cli.moments import APPLIED_LOG_HELP, MOMENT
 from configctl.cli.options import global_options
@@ -123,7 +124,9 @@ class DiffView:
 
 def _side(side: dict[str, Any]) -> str:
     when = f" at {side['at']}" if side["at"] is not None else " now"
-    return f"broker {side['broker_id']} {side['entity_path']}{when}"
+    truth = side.get("truth")
+    rests = f" ({fleet.figures(truth) or truth})" if truth is not None else ""
+    return f"broker {side['broker_id']} {side['entity_path']}{when}{rests}"
 
 
 def _cell(value: str | None, source: str | None) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from configctl import fleet
 from configctl.cli.context import open_store
 from configctl.cli.render import safe, show
 from configctl.effective import EffectiveReport, effective_config
@@ -97,6 +98,10 @@ def render_table(out: Console, report: EffectiveReport) -> None:
         log = report.applied_log
         covered = "its applied log covers it" if log and log.get("covered") else "no applied log covers it"
         progress = f"as of {iso(report.at_ms)}, from history; {covered}; applied up to change {change}"
+    if report.truth is not None:
+        said = fleet.figures(report.truth) or report.truth
+        good = report.truth in (fleet.OBSERVED, fleet.CONFIG_MANAGER)
+        progress = (f"{said}; " if good else f"[red]{said}[/]; ") + progress
     if report.pending:
         progress += "; [yellow]changes to it are still pending[/]"
     if report.problems:

@@ -167,7 +167,7 @@ def run(
     stop = threading.Event()
     _install_signal_handlers(stop)
     zookeeper = connection_settings()
-    bootstrap = settings().bootstrap_server  # beside a real broker: ask it after each change
+    bootstrap = settings().bootstrap_server  # where to ask its Kafka broker, instead of its registration
     instance = ConfigListener(
         zookeeper,
         broker_id,
@@ -184,7 +184,7 @@ def run(
         recheck_s=recheck_every,
         digest_key_file=digest_key_file,
         bootstrap_server=bootstrap,
-        command_config=settings().command_config if bootstrap else None,
+        command_config=settings().command_config,
     )
     log = logging.getLogger("configctl.listener")
     try:
@@ -200,8 +200,10 @@ def run(
         where = f", snapshot {instance.snapshot.path}" if instance.snapshot is not None else ""
         if instance.metrics_port is not None:
             where += f", metrics on port {instance.metrics_port}"
-        if bootstrap:
-            where += f", asking the broker at {bootstrap}"
+        if instance.observer is not None:
+            where += f", asking Kafka broker {broker_id} at {bootstrap or instance.registration.bootstrap()}"
+        else:
+            where += ", as the broker's own config manager (Kafka registers no broker with this id)"
         log.info(
             "listening as broker %d on %s (last applied change %d%s); stop with SIGTERM or Ctrl-C",
             broker_id,

@@ -2,7 +2,9 @@
 
 Every live listener (``/configctl/brokers``), every broker known from its persistent record
 (``/configctl/fleet``) or from Kafka's ``/brokers/ids`` that has no live listener (``live``
-false), and their problems (docs/reference/state-and-fleet-nodes.md); and who owns the cluster's metadata (ZooKeeper, a KRaft
+false; a Kafka broker that Kafka no longer registers is not live either, its listener running or
+not: ``down (not registered)``), Kafka's registration of each (``kafka``), what its figures rest
+on (``figures``: observed from the broker, or computed without asking it), and their problems (docs/reference/state-and-fleet-nodes.md); and who owns the cluster's metadata (ZooKeeper, a KRaft
 controller, or a migration between them), since configctl refuses every write unless it is
 ZooKeeper. Exits 0 whatever it finds: it reports, it does not judge.
 """
@@ -44,14 +46,13 @@ class StatusView(StatusDocument):
             title_justify="left",
             show_edge=False,
         )
-        observed = any(b.observed for b in self.status.brokers)  # a sidecar beside a real broker
-        columns = ("broker", "live", "last applied", "behind", "applied at", "problems")
-        for column in columns + (("figures",) if observed else ()):
+        columns = ("broker", "live", "kafka", "last applied", "behind", "applied at", "problems", "figures")
+        for column in columns:
             table.add_column(
                 column, justify="right" if column in ("broker", "last applied", "behind") else "left"
             )
         for broker in self.status.brokers:
-            live = "[green]yes[/]" if broker.live else "[red]no[/]"
+            live = "[green]yes[/]" if broker.live else _not_live(broker)
             behind = "" if broker.behind is None else str(broker.behind)
             if broker.behind:
                 behind = f"[yellow]{behind}[/]"
@@ -61,24 +62,30 @@ class StatusView(StatusDocument):
             row = [
                 str(broker.broker_id),
                 live,
+                fleet.kafka_column(broker.kafka_registered, broker.truth),
                 "" if broker.last_applied_change is None else str(broker.last_applied_change),
                 behind,
                 _when(broker.applied_at_ms if broker.live else broker.last_seen_ms),
                 problems,
             ]
-            if observed:
-                row.append(_figures(broker))
+            row.append(_figures(broker))
             table.add_row(*row)
         out.print(table)
 
     @staticmethod
     def _render_one(out: Console, broker: fleet.BrokerStatus | None, latest: int | None) -> None:
         assert broker is not None
-        live = "live" if broker.live else "not live (its listener is down)"
+        if broker.live:
+            live = "live"
+        elif broker.truth == fleet.NOT_REGISTERED:
+            live = "down (not registered: Kafka no longer registers it; its listener runs)"
+        else:
+            live = "not live (its listener is down)"
         out.print(
             f"Broker {broker.broker_id}: {live}; applied up to change {broker.last_applied_change} "
             f"of {latest} ({broker.behind if broker.behind is not None else '?'} behind)"
             + (f"; host {safe(broker.host)}" if broker.host else "")
+            + f"; Kafka: {fleet.kafka_column(broker.kafka_registered, broker.truth)}"
             + (f"; {_figures(broker)}" if broker.live else "")
         )
         if not broker.problems:
@@ -105,10 +112,11 @@ class StatusView(StatusDocument):
 
 def _figures(broker: fleet.BrokerStatus) -> str:
     """Whether the broker's figures were asked of the broker itself or computed by configctl."""
-    if not broker.observed:
-        return "computed (no sidecar)"
-    seen = "nothing yet" if broker.observed_change is None else f"up to change {broker.observed_change}"
-    return f"observed from the broker ({seen})"
+    return fleet.figures(broker.truth, broker.observed_change)
+
+
+def _not_live(broker: fleet.BrokerStatus) -> str:
+    return "[red]down (not registered)[/]" if broker.truth == fleet.NOT_REGISTERED else "[red]no[/]"
 
 
 def _metadata_line(metadata: MetadataOwner) -> str:

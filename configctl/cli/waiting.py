@@ -2,8 +2,11 @@
 
 The write is committed first and stays committed whatever the wait finds; the wait only says
 what the fleet did with it: every known broker applied it (exit 0), a broker refused
-it (exit 9: rejected, ignored, unreadable or, beside a real broker, mismatch, with its reason), or
-the time ran out with brokers not there yet (exit 10: pending, down, or unreachable). Every known
+it (exit 9: ignored, unreadable or, beside a real broker, mismatch, with its reason; a configctl
+plugin's veto, worded as the plugin's, not the broker's), a Kafka broker was not asked (exit 10:
+``computed``, its listener applied it without asking the broker), or the time ran out with brokers
+not there yet (exit 10: pending, down, ``down (not registered)`` for a Kafka broker that Kafka no
+longer registers while its listener runs, or unreachable). Every known
 broker counts: a live listener, one whose listener is down (``down``, until it comes back or the
 operator retires it with ``configctl retire``), and one Kafka registers. An ``alter`` that changes
 nothing still reports where the fleet stands with what was asked. On a terminal the brokers'
@@ -30,7 +33,7 @@ from configctl.store import Committed, ConfigStore
 
 DEFAULT_WAIT = 60.0
 MAX_WAIT = 86_400.0
-_STYLES = {fleet.APPLIED: "green", **dict.fromkeys(fleet.UNANSWERED, "yellow")}
+_STYLES = {fleet.APPLIED: "green", fleet.COMPUTED: "yellow", **dict.fromkeys(fleet.UNANSWERED, "yellow")}
 
 
 class Seconds(click.ParamType):
@@ -103,8 +106,8 @@ class _Waiting:
         self.outcomes = outcomes
         lines = []
         for item in outcomes:
-            if item.status not in fleet.UNANSWERED and self.printed.get(item.broker_id) != item.status:
-                self.printed[item.broker_id] = item.status
+            if item.status not in fleet.UNANSWERED and self.printed.get(item.broker_id) != item.label:
+                self.printed[item.broker_id] = item.label
                 lines.append(_line(item))
         return lines
 
@@ -117,8 +120,9 @@ class _Waiting:
 
 def _line(item: fleet.BrokerOutcome) -> str:
     style = _STYLES.get(item.status, "red")
-    reason = f": {safe(item.reason)}" if item.reason and item.status != fleet.APPLIED else ""
-    return f"broker {item.broker_id}: [{style}]{item.status}[/]{reason}"
+    said = item.refusal or item.reason
+    reason = f": {safe(said)}" if said and item.status != fleet.APPLIED else ""
+    return f"broker {item.broker_id}: [{style}]{item.label}[/]{reason}"
 
 
 def _table(outcomes: list[fleet.BrokerOutcome]) -> Table:
@@ -128,5 +132,7 @@ def _table(outcomes: list[fleet.BrokerOutcome]) -> Table:
     table.add_column("reason", overflow="fold")
     for item in outcomes:
         style = _STYLES.get(item.status, "red")
-        table.add_row(str(item.broker_id), f"[{style}]{item.status}[/]", safe(item.reason or ""))
+        table.add_row(
+            str(item.broker_id), f"[{style}]{item.label}[/]", safe(item.refusal or item.reason or "")
+        )
     return table

@@ -67,7 +67,8 @@ def rollout_brokers(
     if not written:
         return []
     states = store.broker_states()
-    return [fleet.outcome(b, states.get(b), written).to_json() for b in fleet.known_brokers(store)]
+    kafka = store.running_brokers()
+    return [fleet.outcome(b, states.get(b), written, kafka).to_json() for b in fleet.known_brokers(store)]
 
 
 class ChangePaths:
@@ -156,7 +157,8 @@ def entity_document(
     applied = []
     if latest is not None:
         written = [fleet.Written(entity, latest)]
-        applied = [fleet.outcome(b, states.get(b), written) for b in known]
+        kafka = store.running_brokers()
+        applied = [fleet.outcome(b, states.get(b), written, kafka) for b in known]
     live = sorted(states) if only_broker is None else [b for b in sorted(states) if b == only_broker]
     wanted = [b for b in live if _follows(entity, b)]
     effective: list[EffectiveReport] = []

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from configctl import fleet
 from configctl.audit import report_view
 from configctl.console.documents import EntityDocument
 from configctl.entities import Entity
@@ -93,11 +94,8 @@ def fleet_rows(status: Mapping[str, Any]) -> list[dict[str, Any]]:
         problems = broker.get("problems") or []
         kinds = sorted({str(p.get("kind")) for p in problems})
         count = len(problems) + int(broker.get("problems_omitted") or 0)
-        if broker.get("observed"):
-            seen = broker.get("observed_change")
-            figures = "observed" + (f" (change {seen})" if seen is not None else " (nothing yet)")
-        else:
-            figures = "computed"
+        truth = str(broker.get("truth") or fleet.NO_LISTENER)
+        figures = fleet.figures(truth, broker.get("observed_change"))
         rows.append(
             {
                 **broker,
@@ -105,6 +103,8 @@ def fleet_rows(status: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "problem_count": count,
                 "mismatch": "mismatch" in kinds,
                 "figures": figures,
+                "down_not_registered": truth == fleet.NOT_REGISTERED,
+                "kafka": fleet.kafka_column(bool(broker.get("kafka_registered")), truth),
                 "seen_ms": broker.get("applied_at_ms") if broker.get("live") else broker.get("last_seen_ms"),
             }
         )

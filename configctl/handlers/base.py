@@ -90,6 +90,22 @@ class Problem:
                 document[key] = value
         return document
 
+    @property
+    def vetoed_by_plugin(self) -> bool:
+        """configctl's own plugin refused it: not the broker's refusal."""
+        return self.kind == REJECTED and self.plugin is not None
+
+    def refusal(self, broker_id: int, *, beside_kafka: bool) -> str:
+        """This problem as broker ``broker_id``'s answer to a change (``--wait``, its exit error):
+        the one home of that wording. A plugin's veto is configctl's, not the broker's: beside a
+        Kafka broker (a sidecar) the broker runs the value all the same; as the broker's own
+        config manager the broker keeps what it ran."""
+        what = f"{self.name or self.key}: " if (self.name or self.key) else ""
+        if self.vetoed_by_plugin:
+            runs = "the broker runs it" if beside_kafka else "the broker keeps its previous value"
+            return f"configctl's plugin {self.plugin} rejected it on broker {broker_id} ({runs}): {what}{self.reason}"
+        return f"broker {broker_id} refused it ({self.kind}: {what}{self.reason})"
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Problem:
         """A published problem read back; a field of the wrong type (a forged or damaged state

@@ -31,10 +31,17 @@ from typing import Any
 
 from configctl.configparse import load_properties_file
 from configctl.entities import CONFIG_ROOT, Entity
-from configctl.errors import ConfigctlError, InvalidInput, PermissionDenied, ZooKeeperUnavailable
+from configctl.errors import (
+    ConfigctlError,
+    InvalidInput,
+    KafkaUnavailable,
+    PermissionDenied,
+    ZooKeeperUnavailable,
+)
 from configctl.handlers.base import KINDS, Problem
 from configctl.listener.appliedlog import DEFAULT_KEEP, DEFAULT_MAX_BYTES, AppliedLog
 from configctl.listener.changehandler import ConfigChangeHandler
+from configctl.listener.kafkabroker import CONFIG_MANAGER, SIDECAR, KafkaRegistration
 from configctl.listener.manager import DynamicConfigManager
 from configctl.listener.metrics import ListenerMetrics, MetricsServer
 from configctl.listener.notification_listener import (
@@ -108,9 +115,12 @@ class ConfigListener:
     ``digest_key_file``: the fleet's
     digest key (else ``$CONFIGCTL_DIGEST_KEY_FILE``; neither: plain SHA-256), which makes the
     digests of secrets in snapshots and the state node HMAC-SHA256 under it (:func:`secrets.digest`).
-    ``bootstrap_server`` (with ``command_config``, a Kafka client properties file): the real broker
-    this listener runs beside; after each change it is asked what it runs
-    (:mod:`configctl.listener.observed`), and where it disagrees is a ``mismatch`` problem.
+    Where Kafka registers a broker with this id (``/brokers/ids/<id>``) the listener is its
+    sidecar (:mod:`configctl.listener.kafkabroker`): after each change that broker is asked what it
+    runs (:mod:`configctl.listener.observed`) at its registered endpoint, with ``command_config``
+    (a Kafka client properties file) for its security, and where it disagrees is a ``mismatch``
+    problem. ``bootstrap_server`` names where to ask instead (and makes a sidecar without a
+    registration).
     With a ``state_dir`` every change applied or refused is also appended to the applied log
     (:mod:`configctl.listener.appliedlog`), in segments of ``applied_log_max_bytes``, the newest
     ``applied_log_keep`` of them kept.
@@ -186,14 +196,14 @@ class ConfigListener:
             on_error=lambda exc: self._side_tasks.task_failed("fleet record", exc),
         )
         self.metrics = ListenerMetrics(self)
+        self._bootstrap_server = bootstrap_server or None
+        self._command_config = command_config
+        self.registration = KafkaRegistration(
+            self.session, self.broker_id, static, command_config, self._registration_changed
+        )
         self.observer: Observer | None = None
-        if bootstrap_server:
-            self.observer = Observer(
-                self.broker_id,
-                self.manager,
-                _admin_factory(bootstrap_server, command_config),
-                on_change=lambda: self._side_tasks.observer_changed(),
-            )
+        if self._bootstrap_server:
+            self.observer = self._new_observer()
         self._applied = threading.Condition()  # notified after each publication, and at stop
         self._side_tasks = SideTasks(
             self.manager,
@@ -248,6 +258,7 @@ class ConfigListener:
         try:
             self.session.open()
             self._started_at_ms = int(time.time() * 1000)
+            self._find_kafka_broker()
             self.manager.configure_plugins()
         except BaseException:
             self._close_resources()
@@ -274,7 +285,41 @@ class ConfigListener:
             if self.observer is not None:
                 self.observer.observe_layers(self.manager.last_applied_change)
                 self.observer.start()
+            self.registration.watch()
         return self
+
+    def _new_observer(self) -> Observer:
+        return Observer(
+            self.broker_id,
+            self.manager,
+            _admin_factory(
+                lambda: self._bootstrap_server or self.registration.bootstrap(), self._command_config
+            ),
+            on_change=lambda: self._side_tasks.observer_changed(),
+        )
+
+    def _find_kafka_broker(self) -> None:
+        """Before the initial load: a Kafka broker registered with this id makes this listener its
+        sidecar, so everything the load applies is asked of the broker too."""
+        try:
+            registered = self.registration.read_now()
+        except ConfigctlError as exc:  # unreadable now: the watch, once set, tells
+            log.warning("cannot read %s: %s", self.registration.path, exc)
+            return
+        if registered and self.observer is None:
+            self.observer = self._side_tasks.observer = self._new_observer()
+
+    def _registration_changed(self) -> None:
+        """Kafka registered this broker, or stopped registering it: a broker that appears makes
+        this listener its sidecar from now on; either way the state node says so at once."""
+        with self._lifecycle:
+            if not self._running or not self._side_tasks.started:
+                return
+            if self.registration.registered and self.observer is None:
+                self.observer = self._side_tasks.observer = self._new_observer()
+                self.observer.observe_layers(self.manager.last_applied_change)
+                self.observer.start()
+        self._side_tasks.republish()
 
     def _wait_initial_load(self, timeout: float) -> bool:
         """Wait for the initial load, then write the fleet record; False if stopped meanwhile."""
@@ -315,6 +360,7 @@ class ConfigListener:
             self._stop_asked = True
             running, self._running = self._running, False
         worker_ended = True
+        self.registration.stop()
         if running:
             if self.observer is not None:
                 self.observer.stop()
@@ -434,6 +480,8 @@ class ConfigListener:
             document.update(self.observer.state())
         else:
             document["observed"] = False
+        document["kind"] = SIDECAR if self.observer is not None else CONFIG_MANAGER
+        document["kafka_registered"] = self.registration.published()
         document["counters"].update(
             {
                 "notifications_processed": stats["notifications_processed"],
@@ -527,12 +575,17 @@ class ConfigListener:
         """The state node now says ``change`` (a hook: the fleet benchmark timestamps it here)."""
 
 
-def _admin_factory(bootstrap: str, command_config: str | os.PathLike[str] | None) -> Any:
+def _admin_factory(bootstrap: Callable[[], str | None], command_config: str | os.PathLike[str] | None) -> Any:
+    """Connects where the broker is now (its registration may move it between two questions)."""
+
     def connect() -> Any:
         from configctl.adminapi.client import KafkaAdmin  # kafka-python: only for a sidecar
 
+        where = bootstrap()
+        if not where:
+            raise KafkaUnavailable("no endpoint to ask: its registration and server.properties name none")
         config = Path(command_config) if command_config is not None else None
-        return KafkaAdmin(bootstrap, config, timeout=ADMIN_TIMEOUT_S)
+        return KafkaAdmin(where, config, timeout=ADMIN_TIMEOUT_S)
 
     return connect
 

@@ -170,6 +170,10 @@ class SideTasks:
                 self.task_failed("applied log", exc, f"cannot append to {self.applied_log.path}")
         self._publish(raise_errors=False)
 
+    def republish(self) -> None:
+        """Something the state node shows besides the applied changes moved (Kafka's registration)."""
+        self._publish(raise_errors=False)
+
     def _publish(self, *, raise_errors: bool, with_record: bool = False) -> None:
         """Write the state node; with ``with_record``, the fleet record too when it is due (in the
         same transaction), else it is left to the record's own throttle."""

@@ -2,7 +2,9 @@
 
 Each side is answered exactly as ``describe --effective`` answers it: the present from ZooKeeper
 and the broker's published state (:func:`configctl.effective.effective_config`), a past moment from
-history (:func:`configctl.travel.at.effective_at`). A secret is compared by what is stored (its
+history (:func:`configctl.travel.at.effective_at`). Each side says what it rests on (``truth``:
+observed from its Kafka broker, or ``computed`` without asking it, ``down (not registered)``...),
+and where a broker reports a value (a ``mismatch``) that value is the side's. A secret is compared by what is stored (its
 encrypted form) and shown masked: never in clear.
 """
 
@@ -87,6 +89,7 @@ def _label(side: Side, answer: EffectiveReport) -> dict[str, Any]:
         "entity_path": answer.entity_path,
         "at": side.at.text if side.at is not None else None,
         "at_ms": answer.at_ms,
+        "truth": answer.truth,
     }
 
 
