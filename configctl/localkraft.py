@@ -117,8 +117,10 @@ class KRaftCluster:
     ``properties`` are added to every node's ``server.properties``, ``per_node`` to one node's.
     ``scram_users`` (name: password; an empty mapping too) gives every broker a SCRAM listener,
     and these users SCRAM-SHA-256 and -512 credentials from the start (their names and passwords
-    must not hold ``,``, ``[``, ``]`` or ``=``: ``--add-scram``'s own syntax). Usable as a
-    context manager: format and start on enter, stop on exit.
+    must not hold ``,``, ``[``, ``]`` or ``=``: ``--add-scram``'s own syntax). ``release_version``
+    (``3.9-IV0`` ...) is the ``metadata.version`` the cluster starts at (default: the newest
+    production one of these jars). Usable as a context manager: format and start on enter, stop
+    on exit.
     """
 
     def __init__(
@@ -132,6 +134,7 @@ class KRaftCluster:
         properties: Mapping[str, str] | None = None,
         per_node: Mapping[int, Mapping[str, str]] | None = None,
         scram_users: Mapping[str, str] | None = None,
+        release_version: str | None = None,
     ) -> None:
         # Absolute: each node runs in its own directory, so a relative classpath would not resolve.
         self.home = Path(home).resolve()
@@ -141,6 +144,7 @@ class KRaftCluster:
         self.java = find_java()
         self.cluster_id = new_uuid()
         self.scram_users = None if scram_users is None else dict(scram_users)
+        self.release_version = release_version
         broker_ids = list(range(1, brokers + 1))
         controller_ids = broker_ids if combined else [FIRST_CONTROLLER_ID + i for i in range(controllers)]
         ports = iter(pick_free_ports(len(controller_ids) + 2 * len(broker_ids)))  # distinct, at once
@@ -232,13 +236,14 @@ class KRaftCluster:
             for mechanism in SCRAM_MECHANISMS
             for part in ("--add-scram", f"{mechanism}=[name={name},password={password}]")
         ]
+        release = ["--release-version", self.release_version] if self.release_version else []
         running: dict[int, subprocess.Popen[str]] = {}
         for node_id, node in self.nodes.items():
             if (node.dir / "data" / "meta.properties").exists():
                 continue
             # The controllers start the quorum and the metadata log (the SCRAM users go in there).
             quorum = (
-                ["--initial-controllers", self._initial_controllers, *scram]
+                ["--initial-controllers", self._initial_controllers, *release, *scram]
                 if node_id in self.controllers
                 else ["--no-initial-controllers"]
             )
