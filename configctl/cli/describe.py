@@ -15,6 +15,7 @@ from configctl.cli.options import global_options
 from configctl.cli.render import entity_label, safe, show, warning
 from configctl.documents.describe import DescribeDocument
 from configctl.documents.masking import masked
+from configctl.writer import check_kafka_rules
 
 
 @click.command(cls=EntityCommand)
@@ -35,6 +36,8 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
       configctl describe --topic orders
       configctl describe --entity-type users          # every user and user+client entity
       configctl describe --effective --broker 1 --topic orders
+
+    A topic Kafka does not have is refused, as alter refuses it (exit 1).
     """
     params = pop_selection(kwargs)
     if effective:
@@ -46,6 +49,9 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
     selection = select(ctx, params, allow_all=True)
     with open_store() as store:
         if selection.entity is not None:
+            # An entity Kafka does not have (a topic typo) is refused as alter refuses it, by the
+            # same rule, not shown as an entity with no configs; running brokers do not matter to a read.
+            check_kafka_rules(store, [selection.entity], allow_running_brokers=True)
             stored = [store.read(selection.entity, strict=False)]
         else:
             stored = store.read_type(selection.entity_type, strict=False)
