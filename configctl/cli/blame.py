@@ -66,14 +66,31 @@ class BlameView:
         for column in ("change", "version", "time", "identity", "reason", "layer", "value", "applied"):
             table.add_column(column, overflow="fold")
         for link in r.chain:
+            outside = link.get("written_outside_configctl", False)
             table.add_row(
                 "?" if link["change_number"] is None else str(link["change_number"]),
                 str(link["version"]),
-                iso(link["time_ms"]),
-                safe(link["identity"]),
-                safe(link["reason"]),
+                _time(link),
+                "[bold]outside configctl[/]" if outside else safe(link["identity"]),
+                safe(link["reason"] or ""),
                 safe(link["layer"]),
                 safe("null" if link["value"] is None else link["value"]),
                 "unknown" if link["applied_at_ms"] is None else iso(link["applied_at_ms"]),
             )
         out.print(table)
+        newest = r.chain[0]
+        if newest.get("written_outside_configctl"):
+            number = "" if newest["change_number"] is None else f" (change {newest['change_number']})"
+            out.print(
+                f"The value in force came from a write outside configctl{number}, {_time(newest)}: "
+                "kafka-configs.sh, the Admin API or another tool; configctl has no record of who or why."
+            )
+
+
+def _time(link: dict[str, Any]) -> str:
+    """A link's time, or for a write outside configctl nothing dates, the span it lies in."""
+    if link["time_ms"] is not None:
+        return iso(link["time_ms"])
+    low = iso(link["not_before_ms"]) if link.get("not_before_ms") is not None else "?"
+    high = iso(link["not_after_ms"]) if link.get("not_after_ms") is not None else "now"
+    return f"between {low} and {high}"

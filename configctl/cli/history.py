@@ -36,11 +36,12 @@ from configctl.cli.render import (
     show_written,
 )
 from configctl.cli.waiting import follow, raise_for_wait, wait_option
-from configctl.documents.history import FeedDocument, HistoryDocument
+from configctl.documents.history import Entry, FeedDocument, HistoryDocument, entity_history
 from configctl.entities import Entity
 from configctl.errors import InvalidInput
 from configctl.store import Stored
 from configctl.timeref import TimeRef
+from configctl.travel.outside import OutsideWrite
 from configctl.znodes import HistoryRecord
 
 
@@ -85,36 +86,77 @@ def _records_current(entry: HistoryRecord, current: Stored) -> bool:
     return entry.config == current.config
 
 
+def _outside_version(write: OutsideWrite) -> str:
+    if write.removed:
+        return "deleted"
+    return str(write.version) if write.writes == 1 else f"{write.first_version}-{write.version}"
+
+
+def _outside_time(write: OutsideWrite) -> str:
+    if write.time_ms is not None:
+        return _when(write.time_ms)
+    low = _when(write.not_before_ms) if write.not_before_ms is not None else "?"
+    high = _when(write.not_after_ms) if write.not_after_ms is not None else "now"
+    return f"between {low} and {high}"
+
+
+def _outside_changes(write: OutsideWrite) -> str:
+    if write.changed is None or write.config is None:
+        keys = write.moved_keys()
+        return " ".join(f"~{k}" for k in keys) if keys else "(what it changed is unknown)"
+    marks = {"add": "+", "change": "~", "delete": "-"}
+    before = {k: v for k, v in write.changed.items() if v is not None}
+    after = {k: write.config[k] for k in write.changed if k in write.config}
+    return " ".join(f"{marks[c.kind]}{c.name}" for c in diff(before, after)) or "(no key changed)"
+
+
 @dataclass(frozen=True)
 class HistoryView(HistoryDocument):
-    """``history`` for people: the records as a table, and whether the entity holds the newest now."""
+    """``history`` for people: the writes as a table (those outside configctl marked), and whether
+    the entity holds the newest record now."""
 
     current: Stored
-    newest: HistoryRecord | None = None  # the newest record, also when --limit leaves it out
+    newest: Entry | None = None  # the newest entry, also when --limit leaves it out
 
     def render(self, out: Console) -> None:
         label = safe(entity_label(self.entity))
         path = safe(self.entity.path)
         newest = self.newest if self.newest is not None else (self.entries[0] if self.entries else None)
-        outside = self._written_outside(newest)
         if not self.entries:
             out.print(f"No history recorded for {label} ({path}).")
-            if outside:
-                out.print(outside)
             return
-        current = newest is not None and not outside and self.current.exists
+        current = (
+            isinstance(newest, HistoryRecord)
+            and _records_current(newest, self.current)
+            and self.current.exists
+        )
         table = Table(title=f"History of {label} ({path})", title_justify="left", show_edge=False)
         for column in ("version", "time", "identity", "reason", "changes"):
             table.add_column(column, overflow="fold")
         for entry in self.entries:
+            if isinstance(entry, OutsideWrite):
+                table.add_row(
+                    _outside_version(entry),
+                    _outside_time(entry),
+                    "[bold]outside configctl[/]",
+                    safe(entry.summary()),
+                    safe(_outside_changes(entry)),
+                )
+                continue
             version = _version_cell(entry) + (" *" if current and entry is newest else "")
             table.add_row(
                 version, _when(entry.time_ms), safe(entry.identity), safe(entry.reason), safe(_summary(entry))
             )
         out.print(table)
+        outside = self.outside
         if outside:
-            out.print(outside)
-        elif newest is not None and newest.version < 0 and not self.current.exists:
+            gaps = sum(w.writes for w in outside if w.changed is None and not w.applied)
+            unknown = f"; for {gaps} of them nothing says what they changed" if gaps else ""
+            out.print(
+                f"[dim]{sum(w.writes for w in outside)} write(s) outside configctl (kafka-configs.sh, the Admin "
+                f"API or another tool), from the config node's version and change notifications{unknown}.[/]"
+            )
+        if isinstance(newest, HistoryRecord) and newest.version < 0 and not self.current.exists:
             out.print(
                 "[dim]The entity has no config node now: its newest write deleted the last key and "
                 "removed the emptied node, as Kafka does for quotas.[/]"
@@ -123,23 +165,6 @@ class HistoryView(HistoryDocument):
             out.print(
                 f"[dim]* current version ({self.current.version}). Undo with: configctl rollback ... --to N[/]"
             )
-
-    def _written_outside(self, newest: HistoryRecord | None) -> str:
-        """A line saying the entity's current state was not written by configctl ('' if it was)."""
-        if newest is not None and _records_current(newest, self.current):
-            return ""
-        if self.current.exists:
-            return (
-                f"The current config (version {self.current.version}) was written outside configctl "
-                "(kafka-configs.sh, the Admin API or another tool): it is not in this history; "
-                "configctl describe shows it."
-            )
-        if newest is not None:
-            return (
-                "The config node does not exist now: it was deleted outside configctl "
-                "(kafka-configs.sh, the Admin API or Kafka itself) after the newest record."
-            )
-        return ""
 
 
 @click.command(cls=EntityCommand)
@@ -199,24 +224,31 @@ def history(
         return
     entity = _entity(ctx, params)
     with open_store() as store:
-        entries = store.history(entity)
         current = store.read(entity, strict=False)
+        entries = list(entity_history(store, entity).entries)
         if since is not None:
             entries = _window(store, entries, since, until)
     newest = entries[0] if entries else None
     show(HistoryView(entity, entries[:limit] if limit is not None else entries, current, newest))
 
 
-def _window(
-    store: Any, entries: list[HistoryRecord], since: TimeRef, until: TimeRef | None
-) -> list[HistoryRecord]:
-    """The records of one entity within [since, until]."""
+def _window(store: Any, entries: list[Entry], since: TimeRef, until: TimeRef | None) -> list[Entry]:
+    """The writes of one entity within [since, until] (an undated gap: any part of its span)."""
+    from configctl.travel.feed import within
     from configctl.travel.past import History, resolve
 
     moments = History(store)
     start = resolve(since, moments)
     end = resolve(until, moments) if until is not None else None
-    return [e for e in entries if e.time_ms >= start and (end is None or e.time_ms <= end)]
+    return [
+        e
+        for e in entries
+        if (
+            within(e, start, end)
+            if isinstance(e, OutsideWrite)
+            else start <= e.time_ms and (end is None or e.time_ms <= end)
+        )
+    ]
 
 
 def _archive(out_dir: str | None, params: dict[str, Any], since: TimeRef | None, limit: int | None) -> None:
@@ -267,12 +299,23 @@ class FeedView(FeedDocument):
         for column in ("time", "entity", "version", "identity", "reason", "keys"):
             table.add_column(column, overflow="fold")
         for entry in self.entries:
+            write = entry.outside
+            if write is not None:
+                table.add_row(
+                    _outside_time(write),
+                    safe(entry.entity_path),
+                    _outside_version(write),
+                    "[bold]outside configctl[/]",
+                    safe(write.summary()),
+                    safe(", ".join(entry.keys) or "?"),
+                )
+                continue
             table.add_row(
-                _when(entry.time_ms),
+                _when(entry.time_ms or 0),
                 safe(entry.entity_path),
                 "deleted" if entry.version < 0 else str(entry.version),
-                safe(entry.identity),
-                safe(entry.reason),
+                safe(entry.identity or ""),
+                safe(entry.reason or ""),
                 safe(", ".join(entry.keys)),
             )
         out.print(table)

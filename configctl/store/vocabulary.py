@@ -39,12 +39,17 @@ class Stored:
 
     ``problem`` says why a node that exists could not be read as a Kafka config (``config`` is
     then empty): such a node is reported, and only replaced on an explicit request.
+    ``created_ms`` and ``modified_ms`` are the node's creation and last write times as the store
+    keeps them (None: not known, or absent): they date writes nobody recorded
+    (:mod:`configctl.travel.outside`). They take no part in comparing two reads.
     """
 
     entity: Entity
     config: dict[str, str]
     version: int
     problem: str | None = None
+    created_ms: int | None = field(default=None, compare=False)
+    modified_ms: int | None = field(default=None, compare=False)
 
     @property
     def exists(self) -> bool:

@@ -68,8 +68,8 @@ def moment(
 ) -> Moment:
     """Broker ``broker_id`` at ``ref``: its published static config, history, its applied log."""
     state = published_state(store, broker_id)
-    history = history or History(store)
     records = applied_records(broker_id, applied_dirs)
+    history = history or History(store, records or ())
     at_ms = resolve(ref, history, records or ())
     fold_ms = at_ms
     if ref.change is not None:

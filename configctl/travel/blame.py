@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from configctl import applied
+from configctl.catalogue import is_sensitive
 from configctl.effective import dependencies, target_entity, view_from
 from configctl.entities import DEFAULT, Entity
 from configctl.errors import BeyondHorizon, InvalidInput
@@ -28,6 +29,7 @@ from configctl.sources import DEFAULT_CONFIG, STATIC_BROKER_CONFIG
 from configctl.store import ABSENT, ConfigStore, Stored
 from configctl.timeref import TimeRef
 from configctl.travel.at import Moment, moment
+from configctl.travel.outside import OutsideWrite
 from configctl.znodes import HistoryRecord
 
 
@@ -112,17 +114,30 @@ def blame(
             events.append((record, older, known))
     events.sort(key=lambda e: e[0].time_ms, reverse=True)
     for record, older, known in events:
+        outside = at.history.outside_of(record)
+        if outside is not None and at.history.is_unknown(record) and outside.time_ms is not None:
+            continue  # a gap's dated record speaks for it
+        if older is not None and at.history.is_unknown(older):
+            known = False  # just before it lies a gap nobody can replay
         after = _value_at(at, deps, entity, key, record.time_ms, None)
         before = (
             _value_at(at, deps, entity, key, record.time_ms, (record.entity_path, older)) if known else None
         )
         if before is None or after is None:  # history cannot replay it: a write of the key itself counts
-            if key not in record.changed:
+            if not _moves(record, outside, key):
                 continue
         elif (before.value, before.source) == (after.value, after.source):
             continue  # hidden by a higher layer, or set to what it already was: it produced nothing
-        result.chain.append(_link(at, record, after))
+        result.chain.append(_link(at, record, after, outside, key))
     return result
+
+
+def _moves(record: HistoryRecord, outside: OutsideWrite | None, key: str) -> bool:
+    """Whether a write that cannot be replayed moved ``key``: its own delta says so; for a write
+    outside configctl, its derived delta or applied log, or nothing says what it changed."""
+    if outside is None:
+        return key in record.changed
+    return key in outside.moved_keys() or (outside.changed is None and not outside.applied)
 
 
 def _value_at(
@@ -150,7 +165,9 @@ def _value_at(
     return handler_for(entity).effective(entity, view).get(key)
 
 
-def _link(at: Moment, record: HistoryRecord, after: EffectiveValue | None) -> dict[str, Any]:
+def _link(
+    at: Moment, record: HistoryRecord, after: EffectiveValue | None, outside: OutsideWrite | None, key: str
+) -> dict[str, Any]:
     number = at.history.change_number_of(record)
     applied_at = None
     for found in at.records or ():
@@ -168,7 +185,7 @@ def _link(at: Moment, record: HistoryRecord, after: EffectiveValue | None) -> di
             if found.kind == applied.LOAD and (found.change_number or -1) >= number:
                 applied_at = found.applied_at_ms
                 break
-    return {
+    link: dict[str, Any] = {
         "change_number": number,
         "version": record.version,
         "time_ms": record.time_ms,
@@ -179,6 +196,26 @@ def _link(at: Moment, record: HistoryRecord, after: EffectiveValue | None) -> di
         "value": _shown(after) if after is not None else None,
         "applied_at_ms": applied_at,
     }
+    if outside is not None:  # configctl's own links keep their fields as they were
+        value = link["value"]
+        if after is None and outside.config is not None and key in outside.config:
+            value = (
+                MASK
+                if is_sensitive(Entity.from_path(record.entity_path).schema_type, key)
+                else outside.config[key]
+            )
+        link.update(
+            written_outside_configctl=True,
+            version=outside.version,
+            time_ms=outside.time_ms,
+            identity=None,
+            reason=outside.summary(),
+            value=value,
+            writes=outside.writes,
+            not_before_ms=outside.not_before_ms,
+            not_after_ms=outside.not_after_ms,
+        )
+    return link
 
 
 def _shown(value: EffectiveValue) -> str | None:

@@ -27,25 +27,95 @@ from configctl.entities import Entity
 from configctl.errors import BeyondHorizon, InvalidInput
 from configctl.store import ABSENT, ConfigStore, Stored
 from configctl.timeref import TimeRef, iso
+from configctl.travel.outside import Derived, OutsideWrite, as_record, as_unknown, derive
 from configctl.znodes import HistoryRecord
 
 
 class History:
-    """The store's history records, read once per entity per command (newest first)."""
+    """The store's history records, read once per entity per command (newest first), with the
+    writes made outside configctl derived beside them (:mod:`configctl.travel.outside`).
 
-    def __init__(self, store: ConfigStore) -> None:
+    ``logs`` are applied-log records already read (any brokers): they say what an outside write's
+    change did."""
+
+    def __init__(self, store: ConfigStore, logs: Sequence[applied.Record] = ()) -> None:
         self.store = store
+        self.logs = logs
         self._records: dict[str, list[HistoryRecord]] = {}
+        self._recorded: dict[str, list[HistoryRecord]] = {}
+        self._derived: dict[str, Derived] = {}
+        self._outside: dict[int, OutsideWrite] = {}  # id of a derived record -> the write it stands for
+        self._unknown: dict[int, OutsideWrite] = {}  # id of a record marking when a gap's config is unknown
         self._entities: list[Entity] | None = None
         self._notifications: list[tuple[int, str, int]] | None = None
         self._exists: dict[str, bool] = {}  # does the entity's config node exist now (read once)
 
-    def records(self, entity: Entity) -> list[HistoryRecord]:
-        found = self._records.get(entity.path)
+    def recorded(self, entity: Entity) -> list[HistoryRecord]:
+        """configctl's own records of ``entity``, newest first (the config node is read first, so a
+        write landing in between is seen as newer than the node, not as a gap)."""
+        found = self._recorded.get(entity.path)
         if found is None:
-            found = self.store.history(entity)
-            self._records[entity.path] = found
+            self.prefetch([entity])
+            found = self._recorded[entity.path]
         return found
+
+    def prefetch(self, entities: Sequence[Entity]) -> None:
+        """Read the config nodes, then the records, of ``entities`` not read yet, in few round trips."""
+        wanted = [e for e in dict.fromkeys(entities) if e.path not in self._recorded]
+        if not wanted:
+            return
+        nodes = {s.entity.path: s for s in self.store.read_many(wanted, strict=False)}
+        records = (
+            self.store.histories(wanted)
+            if len(wanted) > 1
+            else {wanted[0].path: self.store.history(wanted[0])}
+        )
+        notified: dict[str, list[tuple[int, int]]] = {}
+        for number, path, ctime in self.notifications():
+            notified.setdefault(path, []).append((number, ctime))
+        for entity in wanted:
+            node = nodes[entity.path]
+            self._exists[entity.path] = node.exists
+            found = records.get(entity.path, [])
+            self._recorded[entity.path] = found
+            self._derived[entity.path] = derive(
+                entity.path, found, node, notified.get(entity.path, ()), self.logs
+            )
+
+    def outside(self, entity: Entity) -> list[OutsideWrite]:
+        """The writes of ``entity`` made outside configctl, newest first."""
+        self.recorded(entity)
+        return self._derived[entity.path].outside
+
+    def outside_of(self, record: HistoryRecord) -> OutsideWrite | None:
+        """The outside write a record of :meth:`records` stands for (None: configctl's own record)."""
+        return self._outside.get(id(record)) or self._unknown.get(id(record))
+
+    def is_unknown(self, record: HistoryRecord) -> bool:
+        """Whether ``record`` only marks where a gap nobody can date may have begun."""
+        return id(record) in self._unknown
+
+    def records(self, entity: Entity) -> list[HistoryRecord]:
+        """Every write of ``entity`` as records, newest first: configctl's, and each outside write
+        as a record (:func:`configctl.travel.outside.as_record`); a gap not every write of which is
+        dated also leaves a record without a config from the earliest it can have begun, so a moment
+        inside it is said to be unknown rather than answered from the record before it."""
+        found = self._records.get(entity.path)
+        if found is not None:
+            return found
+        merged = list(self.recorded(entity))
+        for write in self.outside(entity):
+            if write.time_ms is not None:
+                record = as_record(write)
+                self._outside[id(record)] = write
+                merged.append(record)
+            if write.time_ms is None or write.writes > 1:
+                marker = as_unknown(write)
+                self._unknown[id(marker)] = write
+                merged.append(marker)
+        merged.sort(key=lambda r: r.time_ms, reverse=True)  # stable: same-time records keep their order
+        self._records[entity.path] = merged
+        return merged
 
     def entities(self) -> list[Entity]:
         """Every entity with history, deleted ones included."""
@@ -93,11 +163,19 @@ class History:
         """``entity``'s stored config at ``at_ms`` ({} when it had none); beyond the horizon: exit 13."""
         return self._config_of(entity, self.record_at(entity, at_ms, exists_now))
 
-    @staticmethod
-    def _config_of(entity: Entity, record: HistoryRecord | None) -> dict[str, str]:
+    def _config_of(self, entity: Entity, record: HistoryRecord | None) -> dict[str, str]:
+        unknown = self._unknown.get(id(record)) if record is not None else None
+        if unknown is not None:
+            raise BeyondHorizon(f"{entity.path}: {_unknown_span(unknown)}, so its config then is unknown")
         if record is None or record.version < 0:
             return {}
         if record.config is None:
+            outside = self._outside.get(id(record))
+            if outside is not None:
+                raise BeyondHorizon(
+                    f"{entity.path} version {record.version} ({iso(record.time_ms)}) was {outside.summary()}, "
+                    "and what it changed is unknown, so its config then is unknown"
+                )
             raise BeyondHorizon(
                 f"{entity.path} version {record.version} ({iso(record.time_ms)}) was recorded by its digest "
                 "only (too large to keep beside it), so its config then is unknown"
@@ -121,12 +199,27 @@ class History:
         return result
 
     def change_number_of(self, record: HistoryRecord) -> int | None:
-        """The change number of a recorded write, while its notification is still in ZooKeeper
-        (the first notification of that entity created at or after the record's time)."""
+        """The change number of a write, while its notification is still in ZooKeeper: the one its
+        version's place among the entity's notifications gives, else the first notification of
+        that entity created at or after the record's time."""
+        outside = self.outside_of(record)
+        if outside is not None:
+            return outside.change_number
+        derived = self._derived.get(record.entity_path)
+        if derived is not None and record.version in derived.change_numbers:
+            return derived.change_numbers[record.version]
         for number, path, ctime in self.notifications():
             if path == record.entity_path and ctime >= record.time_ms:
                 return number
         return None
+
+
+def _unknown_span(write: OutsideWrite) -> str:
+    """When a gap's writes happened, as far as is known, in words."""
+    low = iso(write.not_before_ms) if write.not_before_ms is not None else "its oldest record"
+    last = write.time_ms if write.time_ms is not None else write.not_after_ms
+    high = iso(last) if last is not None else "now"
+    return f"{write.writes} write(s) outside configctl, not recorded, were made between {low} and {high}"
 
 
 def resolve(ref: TimeRef, history: History, logs: Sequence[applied.Record] = ()) -> int:

@@ -175,12 +175,15 @@ class ZooKeeperStore:
                 result.append(Stored(entity, {}, -1))
                 continue
             data, stat = found
+            problem: str | None = None
             try:
-                result.append(Stored(entity, decode_entity_config(data), stat.version))
+                config = decode_entity_config(data)
             except InvalidInput as exc:
                 if strict:
                     raise InvalidInput(f"{entity.znode} holds a malformed config: {exc}") from None
-                result.append(Stored(entity, {}, stat.version, problem=str(exc)))
+                config, problem = {}, str(exc)
+            created, modified = int(stat.ctime), int(stat.mtime)
+            result.append(Stored(entity, config, stat.version, problem, created, modified))
         return result
 
     def cluster_id(self) -> str | None:

@@ -1,0 +1,366 @@
+"""Writes that reached the brokers without configctl (Kafka's tools, Cruise Control, another admin
+client), derived when read: configctl never records them, and never persists what is derived.
+
+configctl records every write it makes; nobody else does. Their writes leave three traces, which
+this module merges into one timeline with configctl's own records (pure: the caller reads them):
+
+- the config node's **version**: every write moves it by one, so a version configctl's history has
+  no record of is a write outside configctl (a *gap*); the node's creation and modification times
+  date its first and last write;
+- the **change notification** each write creates (its number and creation time), kept 15 minutes
+  by Kafka: an entity's notifications, newest first, belong to its versions newest first (every
+  write makes one; Kafka's topic creation, version 0, makes none, and is the oldest);
+- the listeners' **applied logs**: what each change number moved on a broker (the stored values).
+
+What a gap changed is known when the config before it and after it are: before is the previous
+record's config, after is the next record's config with that record's own changes undone, or the
+node's config now. A gap of several writes whose notifications are gone is one entry, "N writes
+outside configctl, not recorded", never silence. Versions older than the oldest record kept are
+not gaps: history may have been trimmed there (that is the horizon, :mod:`configctl.travel.past`).
+
+Short-lived false gaps are possible while a write is in flight: configctl's Admin API path
+records its history right after the broker's write, and Kafka's tool sets the node before it
+creates the notification. A second read settles both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from configctl import applied
+from configctl.store import ABSENT, Stored
+from configctl.znodes import HistoryRecord
+
+OUTSIDE = "written outside configctl"
+"""How every reader names such a write (``history``, ``blame``, the console, the audit)."""
+
+
+@dataclass(frozen=True)
+class OutsideWrite:
+    """One write outside configctl, or ``writes`` of them whose versions end at ``version`` (a gap
+    nothing splits). ``time_ms`` is when the last of them was made (None: unknown, then it was after
+    ``not_before_ms`` and before ``not_after_ms``). ``config`` is the config it left and ``changed``
+    each key it moved with its value before (as a history record's ``changed``); None: unknown.
+    ``applied`` holds what a listener's applied log says its change did (``broker_id``, ``key``,
+    ``old``: the effective value before on that broker, ``new``: the value stored), ``removed``
+    says the node was deleted."""
+
+    entity_path: str
+    version: int
+    writes: int = 1
+    change_number: int | None = None
+    time_ms: int | None = None
+    not_before_ms: int | None = None
+    not_after_ms: int | None = None
+    config: dict[str, str] | None = None
+    changed: dict[str, str | None] | None = None
+    applied: tuple[dict[str, Any], ...] = ()
+    removed: bool = False
+
+    @property
+    def first_version(self) -> int:
+        return self.version - self.writes + 1
+
+    @property
+    def sort_ms(self) -> int:
+        """Where it stands in a timeline: its time, else the earliest it can have been."""
+        if self.time_ms is not None:
+            return self.time_ms
+        return (self.not_before_ms + 1) if self.not_before_ms is not None else 0
+
+    def summary(self) -> str:
+        """One line for people: what is known of it."""
+        what = OUTSIDE
+        if self.writes > 1:
+            what = f"{self.writes} writes outside configctl, not recorded"
+        elif self.removed:
+            what = "config node removed outside configctl"
+        if self.change_number is not None:
+            what += f" (change {self.change_number})"
+        return what
+
+    def to_json(self) -> dict[str, Any]:
+        """An element of ``history -o json`` (and the console's entity history) for this write."""
+        return {
+            "written_outside_configctl": True,
+            "entity_path": self.entity_path,
+            "version": self.version,
+            "writes": self.writes,
+            "change_number": self.change_number,
+            "time_ms": self.time_ms,
+            "not_before_ms": self.not_before_ms,
+            "not_after_ms": self.not_after_ms,
+            "identity": None,
+            "reason": None,
+            "config": self.config,
+            "changed": self.changed,
+            "applied": list(self.applied),
+        }
+
+    def moved_keys(self) -> tuple[str, ...]:
+        """The keys it is known to have moved (its delta, else its applied log's)."""
+        if self.changed is not None:
+            return tuple(sorted(self.changed))
+        return tuple(sorted({k["key"] for k in self.applied}))
+
+
+@dataclass
+class Derived:
+    """An entity's writes: the outside ones derived, and the change number of each version known."""
+
+    outside: list[OutsideWrite] = field(default_factory=list)
+    change_numbers: dict[int, int] = field(default_factory=dict)
+    """version -> change number, for the versions an entity's notifications still name."""
+
+
+def derive(
+    entity_path: str,
+    records: Sequence[HistoryRecord],
+    node: Stored | None,
+    notifications: Iterable[tuple[int, int]] = (),
+    logs: Iterable[applied.Record] = (),
+) -> Derived:
+    """The writes of ``entity_path`` outside configctl, newest first.
+
+    ``records`` are configctl's (newest first), ``node`` the config node now (None: not read, then
+    nothing is derived), ``notifications`` the entity's ``(change number, ctime ms)`` still in
+    ZooKeeper, ``logs`` the applied-log records read (any brokers).
+    """
+    result = Derived()
+    if node is None:
+        return result
+    current = node.version
+    skipped, kept = _incarnation(records, node)
+    after_kept = skipped + len(kept)
+    boundary = records[after_kept] if after_kept < len(records) else None
+    if current < 0:
+        newest = records[skipped] if skipped < len(records) else None
+        if newest is not None and newest.version >= 0:
+            result.outside.append(
+                OutsideWrite(entity_path, ABSENT, removed=True, not_before_ms=newest.time_ms, config={})
+            )
+        return result
+    number_of = _paired(notifications, current, node.created_ms)
+    result.change_numbers = {v: n for v, (n, _) in number_of.items()}
+    by_change = _applied_keys(logs, entity_path)
+    runs = _gaps(kept, current)
+    for first, last in runs:
+        older = next((r for r in kept if r.version < first), None)
+        newer = next((r for r in reversed(kept) if r.version > last), None)
+        before = _config_of(older) if older is not None else ({} if first == 0 else None)
+        if first == 0 and older is None and boundary is not None and boundary.version >= 0:
+            before = None  # recreated after a removal nobody recorded: the config before is unknown
+        after = dict(node.config) if last == current and node.problem is None else _before(newer)
+        low_ms = older.time_ms if older is not None else (boundary.time_ms if boundary is not None else None)
+        if first == 0 and node.created_ms is not None:
+            low_ms = node.created_ms - 1  # the gap began with the node's creation
+        high_ms = newer.time_ms if newer is not None else None
+        result.outside.extend(
+            _split(
+                entity_path, first, last, before, after, low_ms, high_ms, number_of, by_change, node, current
+            )
+        )
+    result.outside.sort(key=lambda w: (w.sort_ms, w.version), reverse=True)
+    return result
+
+
+def _incarnation(records: Sequence[HistoryRecord], node: Stored) -> tuple[int, list[HistoryRecord]]:
+    """``(skipped, kept)``: configctl's records of the node as it is now, newest first.
+
+    Records newer than the node read (a write that landed since) are skipped at the head; the run
+    stops at a removal, or at a version that does not go down (the node was removed and made
+    again by someone else)."""
+    skipped = 0
+    while (
+        skipped < len(records)
+        and records[skipped].version > node.version
+        and node.modified_ms is not None
+        and records[skipped].time_ms >= node.modified_ms
+    ):
+        skipped += 1
+    kept: list[HistoryRecord] = []
+    for record in records[skipped:]:
+        if record.version < 0 or record.version > node.version:
+            break
+        if kept and record.version >= kept[-1].version:
+            if record.version == kept[-1].version:
+                continue  # the same write recorded twice
+            break
+        kept.append(record)
+    return skipped, kept
+
+
+def _gaps(kept: Sequence[HistoryRecord], current: int) -> list[tuple[int, int]]:
+    """The unrecorded version runs ``(first, last)``, newest first: above the newest record up to
+    the node's version, and every hole between two records (below the oldest: the horizon)."""
+    if not kept:
+        return [(0, current)]
+    runs = []
+    if kept[0].version < current:
+        runs.append((kept[0].version + 1, current))
+    for newer, older in pairwise(kept):
+        if newer.version - older.version > 1:
+            runs.append((older.version + 1, newer.version - 1))
+    return runs
+
+
+def _paired(
+    notifications: Iterable[tuple[int, int]], current: int, created_ms: int | None
+) -> dict[int, tuple[int, int]]:
+    """version -> ``(change number, ctime)``: the entity's notifications newest first belong to its
+    versions newest first (one per write); one older than the node itself is of a removed node."""
+    notes = sorted((n for n in notifications if created_ms is None or n[1] >= created_ms), reverse=True)
+    return {current - index: note for index, note in enumerate(notes[: current + 1])}
+
+
+def _applied_keys(logs: Iterable[applied.Record], entity_path: str) -> dict[int, tuple[dict[str, Any], ...]]:
+    """change number -> the keys an applied log says it set (stored values), from the first
+    broker's record of it."""
+    found: dict[int, tuple[dict[str, Any], ...]] = {}
+    for record in logs:
+        if (
+            record.kind != applied.APPLIED
+            or record.entity_path != entity_path
+            or record.change_number is None
+        ):
+            continue
+        if record.change_number in found:
+            continue
+        found[record.change_number] = tuple(
+            {"key": k.key, "old": k.old, "new": k.stored, "broker_id": record.broker_id} for k in record.keys
+        )
+    return found
+
+
+def _split(
+    entity_path: str,
+    first: int,
+    last: int,
+    before: dict[str, str] | None,
+    after: dict[str, str] | None,
+    low_ms: int | None,
+    high_ms: int | None,
+    number_of: Mapping[int, tuple[int, int]],
+    by_change: Mapping[int, tuple[dict[str, Any], ...]],
+    node: Stored,
+    current: int,
+) -> list[OutsideWrite]:
+    """One gap as entries: a write per version when each is dated (its notification, or the node's
+    own times), else the whole gap as one entry."""
+
+    def when(version: int) -> int | None:
+        if version == current and node.modified_ms is not None:
+            return node.modified_ms  # the write itself (its notification follows it)
+        if version in number_of:
+            return number_of[version][1]
+        if version == 0 and node.created_ms is not None:
+            return node.created_ms
+        return None
+
+    versions = range(first, last + 1)
+    if any(when(v) is None for v in versions):
+        # not every write can be told apart: the gap is one entry, dated by its last write if known
+        number = number_of.get(last, (None, 0))[0] if last - first == 0 else None
+        logged = by_change.get(number, ()) if number is not None else ()
+        return [
+            OutsideWrite(
+                entity_path,
+                last,
+                writes=last - first + 1,
+                change_number=number,
+                time_ms=when(last),
+                not_before_ms=low_ms,
+                not_after_ms=high_ms,
+                config=after,
+                changed=_delta(before, after),
+                applied=logged,
+            )
+        ]
+    entries = []
+    config = before
+    for version in versions:
+        number = number_of[version][0] if version in number_of else None
+        logged = by_change.get(number, ()) if number is not None else ()
+        previous = config
+        if version == last:
+            config = after
+        elif config is not None and logged:
+            config = dict(config)
+            for key in logged:
+                if key["new"] is None:
+                    config.pop(key["key"], None)
+                else:
+                    config[key["key"]] = key["new"]
+        else:
+            config = None
+        changed = _delta(previous, config)
+        entries.append(
+            OutsideWrite(
+                entity_path,
+                version,
+                change_number=number,
+                time_ms=when(version),
+                not_before_ms=low_ms,
+                not_after_ms=high_ms,
+                config=config,
+                changed=changed,
+                applied=logged,
+            )
+        )
+    return entries
+
+
+def _config_of(record: HistoryRecord) -> dict[str, str] | None:
+    return dict(record.config) if record.config is not None and record.version >= 0 else None
+
+
+def _before(record: HistoryRecord | None) -> dict[str, str] | None:
+    """The config just before ``record``'s write: its config with its own changes undone."""
+    if record is None or record.config is None:
+        return None
+    config = dict(record.config)
+    for key, old in record.changed.items():
+        if old is None:
+            config.pop(key, None)
+        else:
+            config[key] = old
+    return config
+
+
+def _delta(before: Mapping[str, str] | None, after: Mapping[str, str] | None) -> dict[str, str | None] | None:
+    """Each key that differs, with its value before (None: not set); None when either is unknown."""
+    if before is None or after is None:
+        return None
+    return {k: before.get(k) for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)}
+
+
+def as_record(write: OutsideWrite) -> HistoryRecord:
+    """The write as a history record for the readers that replay records (``--at``, ``blame``):
+    identity and reason empty, never written anywhere. A gap whose config is unknown has
+    ``config`` None (the moment it covers is beyond what can be said)."""
+    return HistoryRecord(
+        write.entity_path,
+        write.version,
+        write.sort_ms,
+        "",
+        OUTSIDE,
+        None if write.config is None else dict(write.config),
+        dict(write.changed or {}),
+    )
+
+
+def as_unknown(write: OutsideWrite) -> HistoryRecord:
+    """A record without a config from the earliest moment a gap's writes can have begun: a moment
+    from there to its last dated write is one nobody can answer (its version is the gap's first)."""
+    return HistoryRecord(
+        write.entity_path,
+        write.first_version,
+        (write.not_before_ms + 1) if write.not_before_ms is not None else 0,
+        "",
+        OUTSIDE,
+        None,
+        {},
+    )
