@@ -1,15 +1,18 @@
-"""The store with a second path: running brokers' configs go through the brokers themselves.
+"""The store with a second path: while brokers run, every write goes through the brokers themselves.
 
-Kafka refuses a ZooKeeper write of a running broker's config (``kafka-configs.sh --zookeeper``)
-because the broker must validate it, and may veto it in its own reconfiguration step (a thread
-count more than doubled, a keystore that does not load). With ``--bootstrap-server``, configctl
-composes its store with these writes (:func:`configctl.cli.context.new_store`, the one place the
-choice is made): ``brokers/<id>`` of a running broker, and ``brokers/<default>``
-while any broker runs, are written with IncrementalAlterConfigs, after configctl's own
-validation; everything else (and every read) goes to ZooKeeper as before. The broker writes the
-config node and its change notification itself; this store then records the write in configctl's
-history (who, when, why) and reports the change number the broker's notification got, so
-``--wait``, ``status``, canaries and waves work as they do on the ZooKeeper path.
+Kafka 3.9 takes dynamic configs through its brokers (``kafka-configs.sh --bootstrap-server``), so
+its authorizer (ALTER_CONFIGS) and ``alter.config.policy.class.name`` judge each, and a broker may
+veto a reconfiguration in its own step. With ``--bootstrap-server``, configctl composes its store
+with these writes (:func:`configctl.cli.context.new_store`, the one place the choice is made):
+after configctl's own validation, topic and broker configs go by IncrementalAlterConfigs, quotas
+by AlterClientQuotas, SCRAM credentials by AlterUserScramCredentials
+(:mod:`configctl.adminapi.families` says which path each change takes). ZooKeeper is written
+directly only where Kafka's ``--zookeeper`` still writes: a broker that is not running, a
+cluster with no live broker, and SCRAM credentials in their stored form (bootstrap); every read
+goes to ZooKeeper as before. The broker writes the config node and its change notification
+itself; this store then records the write in configctl's history (who, when, why, before and
+after) and reports the change number the broker's notification got, so ``--wait``, ``status``,
+canaries and waves work as they do on the ZooKeeper path.
 
 A write request sent and never answered (a timeout, a connection cut) may have been written by
 the broker: it is :class:`~configctl.store.CommitInterrupted` with that change ``unknown``, and
@@ -30,12 +33,14 @@ import time
 from collections.abc import Generator, Sequence
 from pathlib import Path
 
-from configctl import catalogue, secrets
+from configctl import agreement, catalogue
+from configctl.adminapi import families
 from configctl.adminapi.client import KafkaAdmin, refuse_unsendable
 from configctl.adminapi.connection import bootstrap_servers
 from configctl.entities import Entity, EntityType
-from configctl.errors import InvalidInput, KafkaAnswerLost
+from configctl.errors import KafkaAnswerLost
 from configctl.store import (
+    ABSENT,
     Capabilities,
     Change,
     CommitInterrupted,
@@ -52,8 +57,8 @@ NOTIFICATION_WAIT = 10.0
 
 
 class BrokersThroughAdmin:
-    """The writes role (:class:`configctl.store.ConfigWrites`) with running brokers' configs sent
-    through the Admin API.
+    """The writes role (:class:`configctl.store.ConfigWrites`) with every family sent through the
+    brokers' Admin API while they run.
 
     Everything else goes to ``inner``, the ZooKeeper store: other writes, the reads this path
     needs (what runs, the version just before the request, the broker's notification) and the
@@ -67,8 +72,11 @@ class BrokersThroughAdmin:
         self.bootstrap = bootstrap
         self.command_config = command_config
         self._admin: KafkaAdmin | None = None
-        self._unanswered: dict[Entity, tuple[Stored, str]] = {}
-        """Writes sent and never answered: what the entity was before, and the reason to record."""
+        self._unanswered: dict[Entity, tuple[Stored, str, int]] = {}
+        """Writes sent and never answered: what the entity was before, the reason to record, and
+        how many requests (each a write of its node) they were."""
+        self._as_written: dict[Entity, Change] = {}
+        """Each change sent to ZooKeeper as it was written there (a SCRAM password salted), for :meth:`landed`."""
 
     @property
     def admin(self) -> KafkaAdmin:
@@ -97,7 +105,7 @@ class BrokersThroughAdmin:
     def commit(
         self, changes: Sequence[Change], *, reason: str = "", extra: Sequence[NodeOp] = ()
     ) -> list[Committed]:
-        """ZooKeeper's part in one multi (with ``extra``), then each running broker's config through it."""
+        """ZooKeeper's part in one multi (with ``extra``), then each change the brokers take, one by one."""
         through, direct, via = self._split(changes)
         committed = self.inner.commit(direct, reason=reason, extra=extra) if direct or extra else []
         for index, change in enumerate(through):
@@ -120,78 +128,40 @@ class BrokersThroughAdmin:
         """ZooKeeper's account of its own writes; for a write sent through a broker and never
         answered, whether the node now holds what was asked, at the version that write gives it
         (a write found there is recorded in history, as an answered one is)."""
-        direct = [c for c in changes if c.entity not in self._unanswered]
-        landed, missed = self.inner.landed(direct) if direct else ([], [])
+        direct = {c.entity: c for c in changes if c.entity not in self._unanswered}
+        written = [self._as_written.get(entity, c) for entity, c in direct.items()]
+        found, lost = self.inner.landed(written) if written else ([], [])
+        landed, missed = [direct[c.entity] for c in found], [direct[c.entity] for c in lost]
         for change in changes:
             if change.entity in self._unanswered:
                 (landed if self._landed_through_broker(change) else missed).append(change)
         return landed, missed
 
     def validate(self, changes: Sequence[Change]) -> None:
-        """Ask each broker that would take one of ``changes`` to validate it, applying nothing."""
+        """Ask the brokers to judge each of ``changes`` they would take, applying nothing
+        (validateOnly); a SCRAM credential is checked here only (its request has no such form)."""
         through, _, via = self._split(changes)
         for change in through:
-            _, set_keys, delete_keys = self._request(change)
-            self._send(change, set_keys, delete_keys, via, validate_only=True)
+            families.send(self.admin, change, self._requests(change)[1], via, validate_only=True)
 
     def _split(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change], int | None]:
-        """(through the brokers, through ZooKeeper, the broker a default goes through): a running
-        broker's own config, or the default while any broker runs, goes through them."""
-        if not any(c.entity.type is EntityType.BROKERS for c in changes):
-            return [], list(changes), None
-        running = self.inner.running_brokers() or set()
+        """(through the brokers, through ZooKeeper, the broker a default goes through): every change
+        the brokers can take while any runs (:func:`~configctl.adminapi.families.goes_through`)."""
+        running = (self.inner.running_brokers() or set()) if changes else set()
         through, direct = [], []
         for change in changes:
-            entity = change.entity
-            if (
-                entity.type is EntityType.BROKERS
-                and running
-                and (entity.is_default or int(entity.name) in running)
-            ):
+            if families.goes_through(change, running):
                 through.append(change)
             else:
-                direct.append(change)
-                _refuse_plain_passwords(change)
+                direct.append(zookeeper_form := families.for_zookeeper(change))
+                self._as_written[change.entity] = zookeeper_form
         _refuse_unsendable(through)  # every one, before the first is sent
         return through, direct, min(running) if running else None
 
-    def _request(self, change: Change) -> tuple[Stored, dict[str, str], list[str]]:
-        """The entity as it is now, and the keys to set and delete to make it ``change.config``.
-
-        A password already encrypted for ZooKeeper is refused: a broker takes it in clear.
-        """
-        entity = change.entity
-        current = self.inner.read(entity, strict=False)
-        set_keys = {k: v for k, v in change.config.items() if current.config.get(k) != v}
-        encoded = [
-            k
-            for k, v in set_keys.items()
-            if catalogue.is_sensitive(EntityType.BROKERS, k) and secrets.is_encoded_password(v)
-        ]
-        if encoded:
-            raise InvalidInput(
-                f"{entity.display}: {', '.join(sorted(encoded))} is encrypted for ZooKeeper, but a broker "
-                "takes a password in clear and encrypts it itself: set it with configctl alter; nothing was written"
-            )
-        return current, set_keys, [k for k in current.config if k not in change.config]
-
-    def _send(
-        self,
-        change: Change,
-        set_keys: dict[str, str],
-        delete_keys: list[str],
-        via: int | None,
-        *,
-        validate_only: bool = False,
-    ) -> None:
-        entity = change.entity
-        self.admin.alter_broker(
-            None if entity.is_default else int(entity.name),
-            set_keys,
-            delete_keys,
-            validate_only=validate_only,
-            via=via,
-        )
+    def _requests(self, change: Change) -> tuple[Stored, families.Requests]:
+        """The entity as it is now, and the requests that make it ``change.config``."""
+        current = self.inner.read(change.entity, strict=False)
+        return current, families.requests_of(change, current)
 
     def _through_broker(
         self,
@@ -201,17 +171,17 @@ class BrokersThroughAdmin:
         committed: Sequence[Committed] = (),
         rest: Sequence[Change] = (),
     ) -> Committed:
-        """Write ``change`` through its broker and record it; ``committed`` and ``rest`` (this
+        """Write ``change`` through the brokers and record it; ``committed`` and ``rest`` (this
         commit's writes done and still to send) are its account if the answer never comes."""
         entity = change.entity
-        current, set_keys, delete_keys = self._request(change)
+        current, requests = self._requests(change)
         if current.version != change.expected_version:
             raise VersionConflict(f"{entity.path} moved from version {change.expected_version}")
         before = self.inner.latest_change_number()
         try:
-            self._send(change, set_keys, delete_keys, via)
+            families.send(self.admin, change, requests, via)
         except KafkaAnswerLost as lost:
-            self._unanswered[entity] = (current, reason)
+            self._unanswered[entity] = (current, reason, requests.count)
             raise CommitInterrupted(list(committed), [change], list(rest), lost.message, lost) from None
         after = self.inner.read(entity, strict=False)
         recorded = Change(entity, after.config, current.version, previous=current.config)
@@ -219,17 +189,26 @@ class BrokersThroughAdmin:
         return Committed(entity, after.version, self._notification_of(entity.path, before))
 
     def _landed_through_broker(self, change: Change) -> bool:
-        """Whether the unanswered write of ``change`` is in ZooKeeper: the node at the version that
-        write gives it, holding every key asked and no other, each value as asked (a password is
-        stored encrypted by the broker: there, only that it is set). Recorded in history if so."""
+        """Whether the unanswered write of ``change`` is in ZooKeeper: the node at the version its
+        requests give it (or gone, for a quota entity emptied, as Kafka 3.5+ removes it), holding
+        every key asked and no other, each value as asked (a quota as a number; a password or SCRAM
+        credential is stored salted or encrypted by the broker: there, only that it is set).
+        Recorded in history if so."""
         entity = change.entity
-        before, reason = self._unanswered[entity]
+        before, reason, requests = self._unanswered[entity]
         after = self.inner.read(entity, strict=False)  # ZooKeeper away: resolve() asks again
         del self._unanswered[entity]
-        if after.version != version_after(before.version) or set(after.config) != set(change.config):
+        version = before.version
+        for _ in range(requests):
+            version = version_after(version)
+        emptied = not change.config and after.version == ABSENT and entity.type is not EntityType.BROKERS
+        if not emptied and (after.version != version or set(after.config) != set(change.config)):
             return False
-        sensitive = [k for k in change.config if catalogue.is_sensitive(EntityType.BROKERS, k)]
-        if any(after.config[k] != v for k, v in change.config.items() if k not in sensitive):
+        asked = {k: v for k, v in change.config.items() if not catalogue.is_sensitive(entity.type, k)}
+        if entity.type in (EntityType.BROKERS, EntityType.TOPICS):
+            if any(after.config[k] != v for k, v in asked.items()):
+                return False
+        elif agreement.quotas(entity.path, asked, {k: after.config[k] for k in asked}):
             return False
         recorded = Change(entity, after.config, before.version, previous=before.config)
         self.inner.record_history(recorded, after.version, reason=reason)
@@ -240,9 +219,9 @@ class BrokersThroughAdmin:
         deadline = time.monotonic() + NOTIFICATION_WAIT
         while True:
             newer = [n for n in self.inner.notifications() if before is None or n.number > before]
-            for notification in newer:  # one at a time: a gone or unreadable one is left out
+            for notification in reversed(newer):  # one at a time: a gone or unreadable one is left out
                 if self.inner.notified_paths([notification]) == [entity_path]:
-                    return notification.number
+                    return notification.number  # the newest: a user's quotas and SCRAM are two writes
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
@@ -277,17 +256,3 @@ def _refuse_unsendable(through: Sequence[Change]) -> None:
         changed = {k: v for k, v in change.config.items() if change.previous.get(k) != v}
         removed = [k for k in change.previous if k not in change.config]
         refuse_unsendable(changed, removed, f"change {change.entity.display}")
-
-
-def _refuse_plain_passwords(change: Change) -> None:
-    """A stopped broker's password config cannot go through the broker (which encrypts it with its
-    own secret), and this store leaves passwords in clear for the brokers to encrypt: refuse."""
-    if change.entity.type is not EntityType.BROKERS:
-        return
-    sensitive = [k for k in change.config if catalogue.is_sensitive(EntityType.BROKERS, k)]
-    changed = [k for k in sensitive if change.previous.get(k) != change.config[k]]
-    if changed:
-        raise InvalidInput(
-            f"{change.entity.display}: {', '.join(changed)} cannot be written through a broker that is not "
-            "running; write it without --bootstrap-server, with --password-encoder-secret; nothing was written"
-        )
