@@ -316,3 +316,18 @@ def test_dry_run_asks_the_broker_for_every_family_and_fails_when_none_answers(ka
         assert nobody.returncode == 3 and len(nobody.stderr.splitlines()) == 1, nobody.stderr
         assert "no Kafka broker" in nobody.stderr
     assert describe_stored(kafka_one, "--topic", topic) == before
+
+
+def test_a_topic_config_only_the_broker_refuses_is_its_refusal_dry_run_or_not(kafka_one, unique):
+    """``remote.log.copy.disable`` passes configctl's own checks; a ZooKeeper-mode broker refuses
+    it. With --dry-run the broker is asked (validateOnly) and says so; nothing is written either way."""
+    topic = unique("refused-topic")
+    kafka_one.create_topics(topic)
+    before = (describe_stored(kafka_one, "--topic", topic), records(kafka_one, "--topic", topic))
+    for extra in (("--dry-run",), ()):
+        refused = via_broker(
+            kafka_one, "alter", "--topic", topic, "--add-config", "remote.log.copy.disable=true", *extra
+        )
+        assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1, refused.stderr
+        assert "the broker refused" in refused.stderr and "Zookeeper's mode" in refused.stderr
+        assert (describe_stored(kafka_one, "--topic", topic), records(kafka_one, "--topic", topic)) == before
