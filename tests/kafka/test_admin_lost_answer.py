@@ -26,6 +26,7 @@ from configctl.adminapi.client import MAX_PROTOCOL_STRING
 pytestmark = pytest.mark.kafka
 
 INCREMENTAL_ALTER_CONFIGS = 44
+ALTER_CLIENT_QUOTAS = 49
 HOST = b"127.0.0.1"
 ANSWER_WAIT = "4"  # --zk-timeout: also how long the Admin API client waits for an answer
 
@@ -112,8 +113,8 @@ class DroppingProxy:
 
 
 @contextlib.contextmanager
-def proxy(fleet, drop: str) -> Iterator[DroppingProxy]:
-    running = DroppingProxy(fleet.cluster.brokers[1].port, INCREMENTAL_ALTER_CONFIGS, drop)
+def proxy(fleet, drop: str, api_key: int = INCREMENTAL_ALTER_CONFIGS) -> Iterator[DroppingProxy]:
+    running = DroppingProxy(fleet.cluster.brokers[1].port, api_key, drop)
     try:
         yield running
     finally:
@@ -188,3 +189,33 @@ def test_a_value_the_protocol_cannot_carry_is_refused_before_it_is_sent(kafka_on
         assert len(result.stderr.splitlines()) == 1 and value not in result.stderr
         assert f"{MAX_PROTOCOL_STRING + 1} bytes" in result.stderr and "nothing was written" in result.stderr
         assert describe_stored(kafka_one, "--broker", "1") == before
+
+
+@pytest.mark.parametrize(
+    ("api_key", "selector", "pair", "key"),
+    [
+        (INCREMENTAL_ALTER_CONFIGS, ("--topic", "T"), "retention.ms=86400000", "retention.ms"),
+        (ALTER_CLIENT_QUOTAS, ("--user", "U"), "consumer_byte_rate=2048", "consumer_byte_rate"),
+    ],
+    ids=["topic", "quota"],
+)
+def test_a_topic_or_quota_write_whose_answer_is_lost_is_exit_8_and_recorded(
+    kafka_one, unique, api_key, selector, pair, key
+):
+    """Every family keeps the lost-answer account: the broker wrote it, configctl finds it
+    (a quota compared as a number: the broker stores ``2048.0``) and records its history."""
+    name = unique("lost")
+    selector = tuple(name if part in ("T", "U") else part for part in selector)
+    if selector[0] == "--topic":
+        kafka_one.create_topics(name)
+    with proxy(kafka_one, "answers", api_key) as lost:
+        result = kafka_one.cli(
+            "--bootstrap-server", lost.bootstrap, "--zk-timeout", ANSWER_WAIT,
+            "alter", *selector, "--add-config", pair, "--reason", "LOST-32",
+        )  # fmt: skip
+        assert lost.dropped == 1, result.stderr
+    assert result.returncode == 8, result.stdout + result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "never answered" in result.stderr
+    assert float(describe_stored(kafka_one, *selector)[key]) == float(pair.partition("=")[2])  # it landed
+    recorded = history(kafka_one, *selector)
+    assert recorded[0]["reason"] == "LOST-32"
