@@ -331,3 +331,14 @@ def test_a_topic_config_only_the_broker_refuses_is_its_refusal_dry_run_or_not(ka
         assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1, refused.stderr
         assert "the broker refused" in refused.stderr and "Zookeeper's mode" in refused.stderr
         assert (describe_stored(kafka_one, "--topic", topic), records(kafka_one, "--topic", topic)) == before
+
+
+def test_an_ipv6_entity_through_the_broker_is_kafka_3_9_s_refusal_and_nothing_is_written(kafka_one):
+    """Kafka 3.9's AlterClientQuotas URL-encodes an IPv6 name before checking it and refuses it
+    (``tests/kafka/test_kafka_writes.py``): through the broker, configctl says so; without
+    --bootstrap-server it is written to ZooKeeper as before."""
+    ip = "fd00::32:1"
+    refused = via_broker(kafka_one, "alter", "--ip", ip, "--add-config", "connection_creation_rate=5")
+    assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert "the broker refused" in refused.stderr and "not a valid IP" in refused.stderr
+    assert describe_stored(kafka_one, "--ip", ip) == {}
