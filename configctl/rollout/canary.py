@@ -32,7 +32,7 @@ from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
 from configctl.handlers import validate
 from configctl.rollout import record as rec
-from configctl.rollout import steps
+from configctl.rollout import refused, steps
 from configctl.rollout.record import CanaryPlan, EntitiesMoved, Options, Planned, Record, TakenOver
 from configctl.rollout.steps import Observer, Report, Run
 from configctl.store import ActiveRollout, Change, ConfigStore
@@ -181,11 +181,18 @@ def _run(work: Run, canary: CanaryPlan) -> None:
     if todo:
         work.say("writing", f"{work.title}: writing the override{'s' if len(todo) > 1 else ''}")
         try:
-            committed = active.write(
-                todo,
-                reason=work.history_reason(f"canary on broker(s) {_ids(canary.brokers)}"),
-                text=f"canary written on broker(s) {_ids(canary.brokers)}",
-                step={**step, "activity": "waiting"},
+            committed = refused.first_write(
+                work,
+                lambda: active.write(
+                    todo,
+                    reason=work.history_reason(f"canary on broker(s) {_ids(canary.brokers)}"),
+                    text=refused.event_text(
+                        work,
+                        f"canary written on broker(s) {_ids(canary.brokers)}",
+                        f"canary going out on broker(s) {_ids(canary.brokers)} (recorded before the brokers write it)",
+                    ),
+                    step={**step, "activity": "waiting"},
+                ),
             )
         except EntitiesMoved as exc:
             _abort(work, f"{exc} (a concurrent writer); nothing of the canary was written")

@@ -16,11 +16,12 @@ or ``resume`` (judge the failed wave again, then go on).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from configctl.desired.apply import StalePlan, _phases, moved_since
 from configctl.desired.plan import Plan, listed
 from configctl.rollout import record as rec
-from configctl.rollout import steps
+from configctl.rollout import refused, steps
 from configctl.rollout.parsing import WaveSpec
 from configctl.rollout.record import EntitiesMoved, Options, Planned, TakenOver, waves_of
 from configctl.rollout.steps import Observer, Report, Run
@@ -104,11 +105,20 @@ def _run(work: Run) -> None:
             work.say("writing", f"{work.title}: writing")
         try:
             for batch in _batches(active, todo):
-                committed += active.write(
-                    batch,
-                    reason=work.history_reason(f"wave {number} of {total}"),
-                    text=f"wave {number} of {total}: wrote {len(batch)} entit{'y' if len(batch) == 1 else 'ies'}",
-                    step={**step, "activity": "writing"},
+                entities = f"{len(batch)} entit{'y' if len(batch) == 1 else 'ies'}"
+                committed += refused.first_write(
+                    work,
+                    partial(
+                        active.write,
+                        batch,
+                        reason=work.history_reason(f"wave {number} of {total}"),
+                        text=refused.event_text(
+                            work,
+                            f"wave {number} of {total}: wrote {entities}",
+                            f"wave {number} of {total}: sending {entities} (recorded before the brokers write them)",
+                        ),
+                        step={**step, "activity": "writing"},
+                    ),
                 )
         except EntitiesMoved as exc:
             _fail(work, number, f"{exc} (a concurrent writer)")
