@@ -14,8 +14,10 @@ this module merges into one timeline with configctl's own records (pure: the cal
 
 What a gap changed is known when the config before it and after it are: before is the previous
 record's config, after is the next record's config with that record's own changes undone, or the
-node's config now. A gap of several writes whose notifications are gone is one entry, "N writes
-outside configctl, not recorded", never silence. Versions older than the oldest record kept are
+node's config now. A gap of several writes is split into one entry per write when each is dated
+and what each changed is known (an applied log says what the earlier ones stored); otherwise it is
+one entry, "N writes outside configctl, not recorded", with what they changed together: never
+silence. Versions older than the oldest record kept are
 not gaps: history may have been trimmed there (that is the horizon, :mod:`configctl.travel.past`).
 
 Short-lived false gaps are possible while a write is in flight: configctl's Admin API path
@@ -41,7 +43,8 @@ OUTSIDE = "written outside configctl"
 @dataclass(frozen=True)
 class OutsideWrite:
     """One write outside configctl, or ``writes`` of them whose versions end at ``version`` (a gap
-    nothing splits). ``time_ms`` is when the last of them was made (None: unknown, then it was after
+    whose writes cannot be told apart). ``change_number`` is its (last) write's, ``change_numbers``
+    every one known. ``time_ms`` is when its (last) write was made (None: unknown, then it was after
     ``not_before_ms`` and before ``not_after_ms``). ``config`` is the config it left and ``changed``
     each key it moved with its value before (as a history record's ``changed``); None: unknown.
     ``applied`` holds what a listener's applied log says its change did (``broker_id``, ``key``,
@@ -52,6 +55,7 @@ class OutsideWrite:
     version: int
     writes: int = 1
     change_number: int | None = None
+    change_numbers: tuple[int, ...] = ()
     time_ms: int | None = None
     not_before_ms: int | None = None
     not_after_ms: int | None = None
@@ -78,7 +82,9 @@ class OutsideWrite:
             what = f"{self.writes} writes outside configctl, not recorded"
         elif self.removed:
             what = "config node removed outside configctl"
-        if self.change_number is not None:
+        if len(self.change_numbers) > 1:
+            what += f" (changes {', '.join(map(str, self.change_numbers))})"
+        elif self.change_number is not None:
             what += f" (change {self.change_number})"
         return what
 
@@ -90,6 +96,7 @@ class OutsideWrite:
             "version": self.version,
             "writes": self.writes,
             "change_number": self.change_number,
+            "change_numbers": list(self.change_numbers),
             "time_ms": self.time_ms,
             "not_before_ms": self.not_before_ms,
             "not_after_ms": self.not_after_ms,
@@ -133,9 +140,8 @@ def derive(
     if node is None:
         return result
     current = node.version
-    skipped, kept = _incarnation(records, node)
-    after_kept = skipped + len(kept)
-    boundary = records[after_kept] if after_kept < len(records) else None
+    skipped, kept, stop = _incarnation(records, node)
+    boundary = records[stop] if stop < len(records) else None
     if current < 0:
         newest = records[skipped] if skipped < len(records) else None
         if newest is not None and newest.version >= 0:
@@ -143,16 +149,25 @@ def derive(
                 OutsideWrite(entity_path, ABSENT, removed=True, not_before_ms=newest.time_ms, config={})
             )
         return result
+    if not kept and boundary is not None and boundary.version >= 0:
+        # configctl's newest record is of a node that is gone: someone removed it, and made this one
+        result.outside.append(
+            OutsideWrite(
+                entity_path,
+                ABSENT,
+                removed=True,
+                not_before_ms=boundary.time_ms,
+                not_after_ms=node.created_ms,
+                config={},
+            )
+        )
     number_of = _paired(notifications, current, node.created_ms)
     result.change_numbers = {v: n for v, (n, _) in number_of.items()}
     by_change = _applied_keys(logs, entity_path)
-    runs = _gaps(kept, current)
-    for first, last in runs:
+    for first, last in _gaps(kept, current):
         older = next((r for r in kept if r.version < first), None)
         newer = next((r for r in reversed(kept) if r.version > last), None)
         before = _config_of(older) if older is not None else ({} if first == 0 else None)
-        if first == 0 and older is None and boundary is not None and boundary.version >= 0:
-            before = None  # recreated after a removal nobody recorded: the config before is unknown
         after = dict(node.config) if last == current and node.problem is None else _before(newer)
         low_ms = older.time_ms if older is not None else (boundary.time_ms if boundary is not None else None)
         if first == 0 and node.created_ms is not None:
@@ -167,12 +182,19 @@ def derive(
     return result
 
 
-def _incarnation(records: Sequence[HistoryRecord], node: Stored) -> tuple[int, list[HistoryRecord]]:
-    """``(skipped, kept)``: configctl's records of the node as it is now, newest first.
+CLOCK_SLACK_MS = 10_000
+"""How much earlier than the node's creation (ZooKeeper's clock) configctl's record of that
+creation may be timed (the writer's clock, read just before its transaction)."""
 
-    Records newer than the node read (a write that landed since) are skipped at the head; the run
-    stops at a removal, or at a version that does not go down (the node was removed and made
-    again by someone else)."""
+
+def _incarnation(records: Sequence[HistoryRecord], node: Stored) -> tuple[int, list[HistoryRecord], int]:
+    """``(skipped, kept, stop)``: configctl's records of the node as it is now, newest first, and
+    the index of the first record not of it.
+
+    Records newer than the node read (a write that landed since) are skipped at the head. The run
+    stops at a removal; at a version that does not go down; at a record of the node's current
+    version whose config is not the node's, or one older than the node's creation (the node was
+    removed and made again by someone else, so its versions started over)."""
     skipped = 0
     while (
         skipped < len(records)
@@ -182,15 +204,28 @@ def _incarnation(records: Sequence[HistoryRecord], node: Stored) -> tuple[int, l
     ):
         skipped += 1
     kept: list[HistoryRecord] = []
-    for record in records[skipped:]:
+    index = skipped
+    while index < len(records):
+        record = records[index]
         if record.version < 0 or record.version > node.version:
             break
-        if kept and record.version >= kept[-1].version:
-            if record.version == kept[-1].version:
-                continue  # the same write recorded twice
+        if node.created_ms is not None and record.time_ms < node.created_ms - CLOCK_SLACK_MS:
             break
-        kept.append(record)
-    return skipped, kept
+        if (
+            not kept
+            and record.version == node.version
+            and record.config is not None
+            and node.problem is None
+            and record.config != node.config
+        ):
+            break
+        if kept and record.version >= kept[-1].version:
+            if record.version != kept[-1].version:
+                break
+        else:  # (a record of the version kept last is the same write recorded twice)
+            kept.append(record)
+        index += 1
+    return skipped, kept, index
 
 
 def _gaps(kept: Sequence[HistoryRecord], current: int) -> list[tuple[int, int]]:
@@ -261,31 +296,63 @@ def _split(
         return None
 
     versions = range(first, last + 1)
-    if any(when(v) is None for v in versions):
-        # not every write can be told apart: the gap is one entry, dated by its last write if known
-        number = number_of.get(last, (None, 0))[0] if last - first == 0 else None
-        logged = by_change.get(number, ()) if number is not None else ()
+    numbers = tuple(number_of[v][0] for v in versions if v in number_of)
+    configs = _configs(versions, before, after, number_of, by_change)
+    if len(versions) > 1 and (any(when(v) is None for v in versions) or any(c is None for c in configs[:-1])):
+        # its writes cannot be told apart (undated, or what each changed unknown): one entry, dated
+        # by its last write when known, with the change it made as a whole
+        number = number_of[last][0] if last in number_of else None
         return [
             OutsideWrite(
                 entity_path,
                 last,
-                writes=last - first + 1,
+                writes=len(versions),
                 change_number=number,
+                change_numbers=numbers,
                 time_ms=when(last),
                 not_before_ms=low_ms,
                 not_after_ms=high_ms,
                 config=after,
                 changed=_delta(before, after),
-                applied=logged,
+                applied=tuple(k for n in numbers for k in by_change.get(n, ())),
             )
         ]
     entries = []
+    previous = before
+    for version, config in zip(versions, configs, strict=True):
+        number = number_of[version][0] if version in number_of else None
+        entries.append(
+            OutsideWrite(
+                entity_path,
+                version,
+                change_number=number,
+                change_numbers=(number,) if number is not None else (),
+                time_ms=when(version),
+                not_before_ms=low_ms,
+                not_after_ms=high_ms,
+                config=config,
+                changed=_delta(previous, config),
+                applied=by_change.get(number, ()) if number is not None else (),
+            )
+        )
+        previous = config
+    return entries
+
+
+def _configs(
+    versions: range,
+    before: dict[str, str] | None,
+    after: dict[str, str] | None,
+    number_of: Mapping[int, tuple[int, int]],
+    by_change: Mapping[int, tuple[dict[str, Any], ...]],
+) -> list[dict[str, str] | None]:
+    """The config each version of a gap left: the last is ``after``; one before it is known when
+    the config before it is and an applied log says what its change stored."""
+    configs: list[dict[str, str] | None] = []
     config = before
     for version in versions:
-        number = number_of[version][0] if version in number_of else None
-        logged = by_change.get(number, ()) if number is not None else ()
-        previous = config
-        if version == last:
+        logged = by_change.get(number_of[version][0], ()) if version in number_of else ()
+        if version == versions[-1]:
             config = after
         elif config is not None and logged:
             config = dict(config)
@@ -296,21 +363,8 @@ def _split(
                     config[key["key"]] = key["new"]
         else:
             config = None
-        changed = _delta(previous, config)
-        entries.append(
-            OutsideWrite(
-                entity_path,
-                version,
-                change_number=number,
-                time_ms=when(version),
-                not_before_ms=low_ms,
-                not_after_ms=high_ms,
-                config=config,
-                changed=changed,
-                applied=logged,
-            )
-        )
-    return entries
+        configs.append(config)
+    return configs
 
 
 def _config_of(record: HistoryRecord) -> dict[str, str] | None:

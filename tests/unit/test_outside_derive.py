@@ -19,7 +19,9 @@ pytestmark = pytest.mark.unit
 TOPIC = Entity.from_path("topics/orders")
 
 
-def record(version: int, time_ms: int, config: dict[str, str], changed: dict[str, str | None]) -> HistoryRecord:
+def record(
+    version: int, time_ms: int, config: dict[str, str], changed: dict[str, str | None]
+) -> HistoryRecord:
     return HistoryRecord("topics/orders", version, time_ms, "alice@ops", "", config, changed)
 
 
@@ -66,6 +68,19 @@ def test_two_dated_writes_are_split_and_the_applied_log_says_what_the_first_did(
     assert (newer.version, newer.change_number, newer.changed) == (3, 13, {"c": None})
 
 
+def test_two_dated_writes_nothing_tells_apart_are_one_entry_with_what_they_changed_together() -> None:
+    records = [record(1, 1_000, {"a": "1"}, {"a": None})]
+    (both,) = derive(
+        "topics/orders",
+        records,
+        node(3, {"a": "1", "b": "2", "c": "3"}),
+        [(7, 1_001), (12, 5_000), (13, 9_000)],
+    ).outside
+    assert (both.version, both.writes, both.change_number, both.change_numbers) == (3, 2, 13, (12, 13))
+    assert both.changed == {"b": None, "c": None} and both.time_ms == 9_000
+    assert both.summary() == "2 writes outside configctl, not recorded (changes 12, 13)"
+
+
 def test_a_gap_whose_notifications_are_purged_is_one_entry_saying_how_many_writes() -> None:
     records = [
         record(4, 4_000, {"a": "3", "z": "1"}, {"z": None}),
@@ -99,3 +114,14 @@ def test_a_node_removed_outside_configctl_is_said() -> None:
     records = [record(2, 2_000, {"a": "2"}, {"a": None})]
     (removed,) = derive("topics/orders", records, Stored(TOPIC, {}, -1), []).outside
     assert removed.removed and removed.not_before_ms == 2_000 and removed.time_ms is None
+
+
+def test_a_node_removed_and_made_again_outside_configctl_is_both_writes() -> None:
+    """Kafka 3.5+ removes an emptied quota node; made again, it starts at version 0 once more."""
+    quota = Entity.from_path("clients/app")
+    records = [HistoryRecord("clients/app", 0, 1_000, "alice@ops", "", {"producer_byte_rate": "1024"}, {})]
+    again = Stored(quota, {"consumer_byte_rate": "4096"}, 0, None, 5_000, 5_000)
+    created, removed = derive("clients/app", records, again, [(30, 5_001)]).outside
+    assert (removed.removed, removed.not_before_ms, removed.not_after_ms) == (True, 1_000, 5_000)
+    assert (created.version, created.change_number, created.time_ms) == (0, 30, 5_000)
+    assert created.changed == {"consumer_byte_rate": None}
