@@ -92,6 +92,7 @@ class OutsideWrite:
         """An element of ``history -o json`` (and the console's entity history) for this write."""
         return {
             "written_outside_configctl": True,
+            "summary": self.summary(),
             "entity_path": self.entity_path,
             "version": self.version,
             "writes": self.writes,
@@ -161,7 +162,7 @@ def derive(
                 config={},
             )
         )
-    number_of = _paired(notifications, current, node.created_ms)
+    number_of = _paired(notifications, kept, current, node.created_ms)
     result.change_numbers = {v: n for v, (n, _) in number_of.items()}
     by_change = _applied_keys(logs, entity_path)
     for first, last in _gaps(kept, current):
@@ -243,12 +244,70 @@ def _gaps(kept: Sequence[HistoryRecord], current: int) -> list[tuple[int, int]]:
 
 
 def _paired(
-    notifications: Iterable[tuple[int, int]], current: int, created_ms: int | None
+    notifications: Iterable[tuple[int, int]],
+    kept: Sequence[HistoryRecord],
+    current: int,
+    created_ms: int | None,
 ) -> dict[int, tuple[int, int]]:
-    """version -> ``(change number, ctime)``: the entity's notifications newest first belong to its
-    versions newest first (one per write); one older than the node itself is of a removed node."""
+    """version -> ``(change number, ctime)`` for the versions whose notification can be told.
+
+    configctl's own records are the anchors: each recorded write's notification is the one created
+    closest to its record's time (within :data:`CLOCK_SLACK_MS`). The notifications between two
+    anchors belong to the unrecorded versions between them, newest first: every write creates one,
+    and Kafka purges the oldest first, so the newest are the ones kept. A notification older than
+    the node itself is of a removed node. Where an anchor is missing, the versions are counted
+    from the next one up (or from the node's version)."""
     notes = sorted((n for n in notifications if created_ms is None or n[1] >= created_ms), reverse=True)
-    return {current - index: note for index, note in enumerate(notes[: current + 1])}
+    pairs: dict[int, tuple[int, int]] = {}
+    owned: set[int] = set()
+    for record in kept:  # newest first: each takes the closest notification below the one above
+        below = min(owned) if owned else None
+        near = [
+            n
+            for n in notes
+            if abs(n[1] - record.time_ms) <= CLOCK_SLACK_MS and (below is None or n[0] < below)
+        ]
+        if near:
+            found = min(near, key=lambda n: (abs(n[1] - record.time_ms), -n[0]))
+            pairs[record.version] = found
+            owned.add(found[0])
+    recorded = {r.version for r in kept}
+    ceiling: int | None = None  # the number every notification of the versions below must be under
+    pending: list[int] = []  # unrecorded versions above the next anchor, newest first
+    for version in range(current, -1, -1):
+        if version in recorded:
+            anchor = pairs.get(version)
+            _assign(pending, notes, owned, ceiling, anchor[0] if anchor else None, pairs)
+            pending = []
+            if anchor is None:
+                break  # no anchor: below it nothing can be told
+            ceiling = anchor[0]
+        else:
+            pending.append(version)
+    else:
+        _assign(pending, notes, owned, ceiling, None, pairs)
+    return pairs
+
+
+def _assign(
+    versions: Sequence[int],
+    notes: Sequence[tuple[int, int]],
+    owned: set[int],
+    ceiling: int | None,
+    floor: int | None,
+    pairs: dict[int, tuple[int, int]],
+) -> None:
+    """The notifications numbered between ``floor`` and ``ceiling`` (exclusive), newest first, to
+    ``versions`` newest first; more of them than versions: none (they cannot all be of these)."""
+    between = [
+        n
+        for n in notes
+        if n[0] not in owned and (ceiling is None or n[0] < ceiling) and (floor is None or n[0] > floor)
+    ]
+    if len(between) > len(versions):
+        return
+    for version, note in zip(versions, between, strict=False):
+        pairs[version] = note
 
 
 def _applied_keys(logs: Iterable[applied.Record], entity_path: str) -> dict[int, tuple[dict[str, Any], ...]]:

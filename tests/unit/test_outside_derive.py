@@ -125,3 +125,24 @@ def test_a_node_removed_and_made_again_outside_configctl_is_both_writes() -> Non
     assert (removed.removed, removed.not_before_ms, removed.not_after_ms) == (True, 1_000, 5_000)
     assert (created.version, created.change_number, created.time_ms) == (0, 30, 5_000)
     assert created.changed == {"consumer_byte_rate": None}
+
+
+def test_writes_that_made_no_notification_do_not_take_configctl_s_own() -> None:
+    """A tool killed between setting the node and creating its notification: the notification of
+    configctl's write just before is configctl's, never the gap's."""
+    records = [record(3, 3_000, {"a": "3"}, {"a": "2"}), record(0, 1_000, {"a": "1"}, {"a": None})]
+    derived = derive("topics/orders", records, node(3, {"a": "3"}), [(5, 1_001), (6, 3_001)])
+    (gap,) = derived.outside
+    assert (gap.version, gap.writes, gap.change_number, gap.time_ms) == (2, 2, None, None)
+    assert derived.change_numbers == {3: 6, 0: 5}
+
+
+def test_a_purged_anchor_still_lets_the_newest_writes_be_numbered() -> None:
+    """configctl's write is older than Kafka's 15 minutes (its notification purged); the two
+    outside writes after it kept theirs."""
+    records = [record(1, 1_000, {"a": "1"}, {"a": None})]
+    derived = derive(
+        "topics/orders", records, node(3, {"a": "3"}, modified=2_000_000), [(40, 1_990_000), (41, 2_000_001)]
+    )
+    (both,) = derived.outside  # what each changed is unknown without an applied log
+    assert (both.change_numbers, both.writes, both.changed) == ((40, 41), 2, {"a": "1"})
