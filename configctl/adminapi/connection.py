@@ -3,13 +3,16 @@
 ``--command-config F`` is a Kafka client properties file, as kafka-configs.sh takes it
 (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.truststore.location``
 ...). The settings configctl can honour are turned into kafka-python options here; one it cannot
-honour (a JKS trust store, GSSAPI without its library) is a one-line error, never silently
-dropped: a client that quietly fell back to PLAINTEXT would send credentials in clear.
+honour (a JKS store, GSSAPI without its library) is a one-line error, never silently
+dropped: a client that quietly fell back to PLAINTEXT would send credentials in clear. The TLS
+settings (PEM and PKCS12 trust and key stores) are :mod:`configctl.adminapi.keystores`'s.
 """
 
 from __future__ import annotations
 
 import re
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +64,10 @@ def _from_properties(path: Path) -> dict[str, Any]:
     if protocol not in _PROTOCOLS:
         raise InvalidInput(f"--command-config {path}: unknown security.protocol {protocol!r}")
     options["security_protocol"] = protocol
-    if protocol.endswith("SSL"):
-        store = props.get("ssl.truststore.location")
-        if store is not None:
-            if props.get("ssl.truststore.type", "PEM").upper() != "PEM":
-                raise InvalidInput(f"--command-config {path}: only a PEM ssl.truststore.type is supported")
-            options["ssl_cafile"] = store
-        if props.get("ssl.endpoint.identification.algorithm", "https") == "":
-            options["ssl_check_hostname"] = False
+    if protocol.endswith("SSL"):  # every TLS setting read and checked now, in one context
+        from configctl.adminapi.keystores import tls_context
+
+        options["ssl_context"] = tls_context(props, path)
     if protocol.startswith("SASL"):
         mechanism = props.get("sasl.mechanism", "GSSAPI").upper()
         if mechanism not in _MECHANISMS:
@@ -80,3 +79,40 @@ def _from_properties(path: Path) -> dict[str, Any]:
         options["sasl_plain_username"] = jaas["username"]
         options["sasl_plain_password"] = jaas["password"]
     return options
+
+
+PROBE_TIMEOUT = 1.0
+"""How long a first TCP connect may take before the Kafka client is left to wait for it."""
+
+
+def failing_at_once(bootstrap: str) -> str | None:
+    """Why no address of ``bootstrap`` can ever answer, when each fails at once: its name does
+    not resolve, or the connection is refused (nothing listens). None when one connects, or one
+    is merely slow (a firewall that drops packets): the Kafka client waits for those.
+
+    Kafka's client retries such an address until its bootstrap timeout (10 s); the operator
+    learns nothing more from the wait, so the command fails now, naming each address and why.
+    """
+    reasons = []
+    deadline = time.monotonic() + PROBE_TIMEOUT
+    for server in bootstrap_servers(bootstrap):
+        host, _, port = server.rpartition(":")
+        host = host.strip("[]")
+        try:
+            addresses = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as exc:
+            why = exc.strerror if isinstance(exc, socket.gaierror) and exc.strerror else str(exc)
+            reasons.append(f"{server}: the name {host} does not resolve ({why})")
+            continue
+        for family, kind, proto, _, address in addresses:
+            with socket.socket(family, kind, proto) as probe:
+                probe.settimeout(max(0.05, deadline - time.monotonic()))
+                try:
+                    probe.connect(address)
+                except ConnectionRefusedError:
+                    continue
+                except OSError:
+                    return None  # slow, unreachable for now: the client's own wait decides
+            return None  # it connects: whatever follows is the Kafka client's to tell
+        reasons.append(f"{server}: connection refused (nothing listens there)")
+    return "; ".join(reasons)

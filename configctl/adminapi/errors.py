@@ -8,7 +8,12 @@ What they become (:class:`~configctl.errors.KafkaUnavailable`,
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import logging
+import ssl
+import threading
+import time
 from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
@@ -42,7 +47,84 @@ def _kafka() -> Any:
         kafka_errors.AuthorizationError,
         kafka_errors.SaslAuthenticationFailedError,
     )
+    _FAILURES.watch()
     return kafka_errors, unreachable, denied
+
+
+class _Failures(logging.Handler):
+    """Why the Kafka client's last connection attempt failed: it retries until its bootstrap
+    timeout and then says only that it could not bootstrap, so the reason (a refused SASL login,
+    a certificate not trusted) is taken from what it logs on the way, and never shown as a log."""
+
+    LOGGER = "kafka.net.manager"
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self._lock_ = threading.Lock()
+        self._seen: collections.deque[tuple[float, BaseException]] = collections.deque(maxlen=32)
+
+    def watch(self) -> None:
+        logger = logging.getLogger(self.LOGGER)
+        if self not in logger.handlers:
+            logger.addHandler(self)
+            logger.setLevel(logging.WARNING)  # its records reach this handler, and no other
+            logger.propagate = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = [
+            a for a in (record.args if isinstance(record.args, tuple) else ()) if isinstance(a, BaseException)
+        ]
+        if found:
+            with self._lock_:
+                self._seen.append((time.monotonic(), found[-1]))
+
+    def since(self, start: float) -> list[BaseException]:
+        """The failures logged since ``start``, newest first (the client's own "unable to
+        bootstrap" last of all, after the reasons it had)."""
+        with self._lock_:
+            return [failure for at, failure in reversed(self._seen) if at >= start]
+
+
+_FAILURES = _Failures()
+
+
+def _failed_at_once(bootstrap: str) -> None:
+    """Refuse now an address whose name does not resolve or that refuses the connection."""
+    from configctl.adminapi.connection import failing_at_once
+
+    why = failing_at_once(bootstrap)
+    if why:
+        raise KafkaUnavailable(f"no Kafka broker at {bootstrap} answered while trying to connect: {why}")
+
+
+def _named(failures: list[BaseException], bootstrap: str, action: str) -> ConfigctlError | None:
+    """The error the connection failures the client logged mean: a refused login, a certificate
+    not trusted, a TLS handshake that failed (None: none of these; the plain "no answer")."""
+    kafka_errors, _, _ = _kafka()
+    for failure in failures:
+        if isinstance(failure, kafka_errors.SaslAuthenticationFailedError):
+            return PermissionDenied(
+                f"authentication failed at Kafka ({bootstrap}) while trying to {action}: {_reason(failure)}"
+            )
+    links = [link for failure in failures for link in (failure, failure.__cause__, failure.__context__)]
+    for link in links:
+        if isinstance(link, ssl.SSLCertVerificationError):
+            return PermissionDenied(
+                f"TLS: the certificate of the Kafka broker at {bootstrap} is not trusted "
+                f"({link.verify_message or _reason(link)}): check ssl.truststore.* in --command-config"
+            )
+    for link in links:
+        if isinstance(link, ssl.SSLError):
+            return KafkaUnavailable(
+                f"TLS handshake with the Kafka broker at {bootstrap} failed while trying to {action}: "
+                f"{_reason(link)}"
+            )
+    return None
+
+
+CONNECT = "connect"
+"""The action of a client's first connection (:func:`translate_errors`): its definite failures
+(a name that does not resolve, a connection refused) are found at once, before the client waits."""
 
 
 def refusal(error_code: int, message: str | None, what: str) -> BrokerRefused | PermissionDenied | None:
@@ -68,6 +150,9 @@ def translate_errors(
     answer (a timeout, a connection cut, Ctrl-C) leaves its outcome unknown:
     :class:`~configctl.errors.KafkaAnswerLost`, never :class:`~configctl.errors.KafkaUnavailable`.
     """
+    if action == CONNECT:
+        _kafka()
+        _failed_at_once(bootstrap)
     try:
         with _translated(action, bootstrap):
             yield
@@ -86,8 +171,13 @@ def translate_errors(
 @contextlib.contextmanager
 def _translated(action: str, bootstrap: str) -> Iterator[None]:
     kafka_errors, unreachable, denied = _kafka()
+    start = time.monotonic()
     try:
         yield
+    except kafka_errors.SaslAuthenticationFailedError as exc:
+        raise PermissionDenied(
+            f"authentication failed at Kafka ({bootstrap}) while trying to {action}: {_reason(exc)}"
+        ) from None
     except denied as exc:
         raise PermissionDenied(f"Kafka refused to {action}: {_reason(exc)}") from None
     except kafka_errors.UnknownBrokerIdError as exc:
@@ -98,6 +188,9 @@ def _translated(action: str, bootstrap: str) -> Iterator[None]:
             f"(not running) while trying to {action}"
         ) from None
     except unreachable:
+        named = _named(_FAILURES.since(start), bootstrap, action)
+        if named is not None:
+            raise named from None
         raise KafkaUnavailable(f"no Kafka broker at {bootstrap} answered while trying to {action}") from None
     except kafka_errors.KafkaError as exc:
         raise BrokerRefused(f"Kafka failed to {action}: {_reason(exc)}") from None
