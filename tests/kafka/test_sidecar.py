@@ -82,11 +82,11 @@ def mismatches(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in document.get("problems", ()) if p["kind"] in ("mismatch", "unreachable")]
 
 
-def test_without_bootstrap_server_the_figures_are_computed_not_observed(kafka_one):
+def test_without_bootstrap_server_a_listener_beside_a_registered_broker_asks_it(kafka_one):
+    """Kafka registers broker 1 (/brokers/ids/1): its plain listener is a sidecar by itself."""
     kafka_one.wait_listeners()
-    document = state(kafka_one)
-    assert document["observed"] is False
-    assert "observed_at_ms" not in document
+    document = wait_for(lambda: state(kafka_one).get("observed_at_ms") and state(kafka_one), timeout=60)
+    assert (document["kind"], document["kafka_registered"], document["observed"]) == ("sidecar", True, True)
 
 
 def test_a_change_the_broker_accepts_is_observed_without_a_problem(sidecar):
