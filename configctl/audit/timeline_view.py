@@ -27,6 +27,15 @@ def brokers_as_ranges(brokers: list[int]) -> str:
     return report_view.ranges(brokers)
 
 
+def change(interval: dict[str, Any], side: str) -> str:
+    """An interval's opening or closing change number, marked when it was written outside configctl
+    (:mod:`configctl.audit.timeline_outside`)."""
+    number = interval[f"{side}_by_change"]
+    if number is None:
+        return "—"
+    return f"{number} (outside configctl)" if interval.get(f"{side}_outside_configctl") else str(number)
+
+
 def held(interval: dict[str, Any]) -> str:
     """``a on 1-3 · b on 4``: each value with its brokers."""
     parts = []
@@ -66,7 +75,7 @@ class TimelineView:
             table.add_column(column, overflow="fold")
         for i in doc["intervals"]:
             end = "open" if i["end_ms"] is None else iso(i["end_ms"])
-            closed = "" if i["closed_by_change"] is None else f" → {i['closed_by_change']}"
+            closed = "" if i["closed_by_change"] is None else f" → {change(i, 'closed')}"
             table.add_row(
                 i["entity_path"],
                 i["key"],
@@ -74,9 +83,16 @@ class TimelineView:
                 end,
                 report_view.duration(i["duration_ms"]) or "—",
                 held(i),
-                f"{i['opened_by_change']}{closed}",
+                f"{change(i, 'opened')}{closed}",
             )
         out.print(table)
+        outside = doc.get("outside_writes") or {}
+        if outside:
+            out.print(
+                f"{len(outside)} of these changes were written outside configctl (kafka-configs.sh, the Admin "
+                "API or another tool): configctl history shows what each changed.",
+                highlight=False,
+            )
 
 
 def render_timeline_html(

@@ -7,6 +7,9 @@ listeners' applied logs, answered by the same precedence code as the present.
 - :mod:`configctl.travel.blame`: the writes that produced a key's value;
 - :mod:`configctl.travel.diff`: two brokers, or one broker at two moments;
 - :mod:`configctl.travel.feed`: every change across the fleet in a window (``history --since``);
+- :mod:`configctl.travel.outside`: the writes made outside configctl (Kafka's tools, another admin
+  client), derived when read from the config nodes' versions, the change notifications and the
+  applied logs, beside configctl's own records;
 - :mod:`configctl.travel.timeline`: every interval during which brokers disagreed, from their
   applied logs (the rule ``audit --timeline`` is to report).
 """

@@ -84,8 +84,12 @@ class History:
 
     def outside(self, entity: Entity) -> list[OutsideWrite]:
         """The writes of ``entity`` made outside configctl, newest first."""
+        return self.derived(entity).outside
+
+    def derived(self, entity: Entity) -> Derived:
+        """What is derived of ``entity``'s writes: those outside configctl, each version's change number."""
         self.recorded(entity)
-        return self._derived[entity.path].outside
+        return self._derived[entity.path]
 
     def outside_of(self, record: HistoryRecord) -> OutsideWrite | None:
         """The outside write a record of :meth:`records` stands for (None: configctl's own record)."""

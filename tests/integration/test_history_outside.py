@@ -13,6 +13,7 @@ import pytest
 from helpers import run_cli
 from kazoo.client import KazooClient
 
+from configctl.audit.timeline_outside import mark_from_store
 from configctl.console import views
 from configctl.documents.history import entity_history, keys_changed
 from configctl.entities import Entity
@@ -61,8 +62,18 @@ def test_a_write_outside_configctl_is_in_history_blame_and_the_console(
         (0, False),
     ]
 
+    interval = {
+        "entity_path": ORDERS.path,
+        "key": "retention.ms",
+        "opened_by_change": 1,
+        "closed_by_change": 0,
+    }
     with ZooKeeperStore.connect(zk_connect) as store:
         document = entity_history(store, ORDERS)
+        timeline = mark_from_store({"intervals": [interval]}, store)  # audit --timeline's document
+    (marked,) = timeline["intervals"]
+    assert (marked["opened_outside_configctl"], marked["closed_outside_configctl"]) == (True, False)
+    assert timeline["outside_writes"]["1"]["keys"] == ["retention.ms"]
     shown = [
         {**e, "keys_changed": keys_changed(entry)}
         for e, entry in zip(document.to_json(), document.entries, strict=True)
