@@ -65,9 +65,11 @@ def feed(
     writes outside configctl, ``logs`` saying what their changes did)."""
     history = History(store, logs)
     entities: dict[str, Entity] = {e.path: e for e in history.entities()}
-    for etype in EntityType:
-        for entity in store.entities(etype):
-            entities.setdefault(entity.path, entity)
+    others = [e for etype in EntityType for e in store.entities(etype) if e.path not in entities]
+    for stored in store.read_many(others, strict=False):
+        # an entity configctl never wrote is only of interest if its node was written since
+        if stored.modified_ms is None or stored.modified_ms >= since_ms:
+            entities.setdefault(stored.entity.path, stored.entity)
     wanted = list(entities.values())
     history.prefetch(wanted)
     entries = []

@@ -55,6 +55,17 @@ def test_a_write_outside_configctl_is_in_history_blame_and_the_console(
     text = run_cli("--zookeeper", zk_connect, "history", "--topic", "orders").stdout
     assert "outside configctl" in text and "1 write(s) outside configctl" in " ".join(text.split())
 
+    # an entity configctl never wrote is in the fleet's feed too (version 0: its creation)
+    zk.create("/config/topics/payments", encode_entity_config({"retention.ms": "60000"}), makepath=True)
+    payments = Entity.from_path("topics/payments")
+    zk.create(f"{CHANGES_PATH}/{NOTIFICATION_PREFIX}", encode_notification(payments), sequence=True)
+    feed = cli(zk_connect, "history", "--since", "-1h")
+    assert [(e["entity_path"], e["version"], e.get("change_number"), e["keys"]) for e in feed] == [
+        ("topics/payments", 0, 2, ["retention.ms"]),
+        ("topics/orders", 1, 1, ["retention.ms"]),
+        ("topics/orders", 0, None, ["retention.ms"]),
+    ]
+
     blamed = cli(zk_connect, "blame", "--broker", "1", "--topic", "orders", "--key", "retention.ms")
     assert blamed["value"] == "3600000"
     assert [(link["version"], link.get("written_outside_configctl", False)) for link in blamed["chain"]] == [
