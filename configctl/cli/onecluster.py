@@ -8,8 +8,9 @@ other, and print the other cluster's change number. Kafka's brokers report the c
 their metadata, and ZooKeeper holds it in ``/cluster/id``: they must be equal.
 
 When: once, before the store's first write (or ``--dry-run`` validation), which is the first time
-a command needs a broker. A read-only command never contacts Kafka and pays nothing; a write pays
-one metadata request, before anything is written anywhere. The store's choice point
+a command needs a broker for its own work. A read-only command is not held to it (it reads
+ZooKeeper only) and pays nothing for it; a write pays one metadata request, before anything is
+written anywhere. The store's choice point
 (:func:`configctl.cli.context.new_store`) composes this around the Admin API writes.
 """
 

@@ -106,9 +106,9 @@ def test_a_dry_run_of_mixed_clusters_is_refused_too(kafka_one, other_cluster):
     assert "both must name the same Kafka cluster" in result.stderr
 
 
-def test_a_read_never_contacts_kafka_so_pays_nothing(kafka_one):
-    """``describe`` reads ZooKeeper only: a broker address that answers nothing costs it nothing."""
-    result = kafka_one.cli("--bootstrap-server", "127.0.0.1:1", "describe", "--broker", "1", timeout=30)
+def test_a_read_is_not_refused_the_check_is_before_the_first_write(kafka_one, other_cluster):
+    """``describe`` writes nothing, so it is not held to the check (it reads ZooKeeper only)."""
+    result = kafka_one.cli("--bootstrap-server", other_cluster.bootstrap, "describe", "--broker", "1")
     assert result.returncode == 0, result.stderr
 
 
