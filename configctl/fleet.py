@@ -346,8 +346,9 @@ class WaitResult:
 
     @property
     def pending(self) -> list[BrokerOutcome]:
-        """Brokers that have not answered: still applying, unconfirmed by their broker, or down."""
-        return [b for b in self.brokers if b.status in UNANSWERED]
+        """Brokers that have not answered: still applying, unconfirmed by their broker (``computed``
+        too: its listener never asked it, so no caller may count it as applied), or down."""
+        return [b for b in self.brokers if b.status in UNANSWERED or b.status == COMPUTED]
 
     @property
     def all_applied(self) -> bool:

@@ -115,7 +115,9 @@ class _Waiting:
         return _table(self.outcomes)
 
     def closing(self) -> list[str]:
-        return [_line(item) for item in self.result.pending] if self.result is not None else []
+        if self.result is None:
+            return []
+        return [_line(item) for item in self.result.pending if item.status in fleet.UNANSWERED]
 
 
 def _line(item: fleet.BrokerOutcome) -> str:
