@@ -78,9 +78,12 @@ class History:
             self._exists[entity.path] = node.exists
             found = records.get(entity.path, [])
             self._recorded[entity.path] = found
+            # with history off (a limit of 0) configctl's own writes are not recorded either, so an
+            # unrecorded version says nothing about who wrote it: nothing is derived
             self._derived[entity.path] = derive(
-                entity.path, found, node, notified.get(entity.path, ()), self.logs
-            )
+                entity.path, found, node if self.store.history_limit > 0 else None,
+                notified.get(entity.path, ()), self.logs,
+            )  # fmt: skip
 
     def outside(self, entity: Entity) -> list[OutsideWrite]:
         """The writes of ``entity`` made outside configctl, newest first."""
