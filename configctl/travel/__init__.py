@@ -9,7 +9,8 @@ listeners' applied logs, answered by the same precedence code as the present.
 - :mod:`configctl.travel.feed`: every change across the fleet in a window (``history --since``);
 - :mod:`configctl.travel.outside`: the writes made outside configctl (Kafka's tools, another admin
   client), derived when read from the config nodes' versions, the change notifications and the
-  applied logs, beside configctl's own records;
+  applied logs, beside configctl's own records; :mod:`configctl.travel.writers` says who wrote
+  each change number still notified;
 - :mod:`configctl.travel.timeline`: every interval during which brokers disagreed, from their
   applied logs (the rule ``audit --timeline`` is to report).
 """
