@@ -72,7 +72,8 @@ def prepare_change(
     plain = {k: v for k, v in add.items() if k not in secrets.SCRAM_MECHANISMS}
     validate.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
     stored = _stored_secrets(entity, add, encoder_settings, password_secret, passwords_in_clear)
-    validate.check(entity, stored, changed=list(stored), allow_custom=allow_custom)
+    salted = {k: v for k, v in stored.items() if not _scram_in_clear(k, v)}  # a clear one was parsed above
+    validate.check(entity, salted, changed=list(salted), allow_custom=allow_custom)
     return ConfigChange(add=stored, delete=change.delete, replace=replace)
 
 
@@ -88,11 +89,19 @@ def _stored_secrets(
     for key, value in add.items():
         if key in secrets.SCRAM_MECHANISMS:
             if not value.startswith("salt="):
-                password, iterations = secrets.parse_scram_spec(key, value)
-                result[key] = secrets.scram_credential(key, password, iterations)
+                password, iterations = secrets.parse_scram_spec(key, value)  # refused now if malformed
+                if not passwords_in_clear:  # else the store salts it as it sends it (never stored in clear)
+                    result[key] = secrets.scram_credential(key, password, iterations)
         elif handler.encrypts_passwords and handler.is_password(key) and not passwords_in_clear:
             result[key] = _encoder(encoder_settings, password_secret, key).encode(value)
     return result
+
+
+def _scram_in_clear(key: str, value: str) -> bool:
+    """A SCRAM key not in ZooKeeper's stored form: left as the operator gave it
+    (``[iterations=N,]password=...``, checked when parsed) for the brokers to take, or as a KRaft
+    cluster reports one (``iterations=N``: Kafka never hands out a credential)."""
+    return key in secrets.SCRAM_MECHANISMS and not value.startswith("salt=")
 
 
 def _encoder(settings: dict[str, str], password_secret: str | None, key: str) -> secrets.PasswordEncoder:
@@ -155,7 +164,10 @@ def alter(
                 f"{entity.display} is at version {before.version}, not {if_version} (--if-version); nothing written"
             )
         after = apply_change(before.config, change, what=entity.display)
-        validate.check(entity, after, changed=list(change.add), allow_custom=allow_custom)
+        checked = {k: v for k, v in after.items() if not _scram_in_clear(k, v)}
+        validate.check(
+            entity, checked, changed=[k for k in change.add if k in checked], allow_custom=allow_custom
+        )
         changes = diff(before.config, after)
         if changes and attempts == 1:
             check_kafka_rules(store, [entity], allow_running_brokers=allow_running_brokers)

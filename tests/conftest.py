@@ -40,7 +40,7 @@ if str(TESTS_DIR) not in sys.path:  # `from helpers import ...` works in every p
 from helpers import REPO_ROOT, CliResult, child_env, free_port_block, run_cli, wait_for  # noqa: E402
 from helpers import free_port as _free_port  # noqa: E402
 
-_FOLDER_MARKERS = {"unit": "unit", "integration": "zk", "spark": "spark", "kafka": "kafka"}
+_FOLDER_MARKERS = {"unit": "unit", "integration": "zk", "spark": "spark", "kafka": "kafka", "kraft": "kafka"}
 _ENSEMBLE_START_TIMEOUT = 60.0  # three JVMs on a loaded two-core CI box
 
 

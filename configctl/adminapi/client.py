@@ -343,6 +343,16 @@ class KafkaAdmin:
                 found[entity] = {value.key: quota_text(value.value) for value in entry.values}
         return found
 
+    def scram_users(self) -> list[str]:
+        """Every user with a SCRAM credential (DescribeUserScramCredentials of every user), sorted."""
+        request = DescribeUserScramCredentialsRequest(users=None)
+        what = "describe every SCRAM credential"
+        response = self._send(request, None, what)
+        problem = refusal(response.error_code, response.error_message, what)
+        if problem is not None:
+            raise problem
+        return sorted(result.user for result in response.results if not result.error_code)
+
     def scram_credentials(self, user: str) -> dict[str, int]:
         """The SCRAM mechanisms ``user`` has, with their iteration counts (never a secret)."""
         request = DescribeUserScramCredentialsRequest(users=[(user,)])

@@ -14,7 +14,7 @@ from configctl.cli import completion
 from configctl.cli.context import open_store, passwords_in_clear
 from configctl.cli.entity_options import EntityCommand, entity_options, pop_selection, select
 from configctl.cli.options import environment_option, environment_variable, global_options, settings
-from configctl.cli.render import diff_json, diff_table, entity_label, safe, show_written
+from configctl.cli.render import change_phrase, diff_json, diff_table, entity_label, safe, show_written
 from configctl.cli.rollout_options import canary_options, requested
 from configctl.cli.waiting import follow, follow_unchanged, raise_for_wait, wait_option
 from configctl.configparse import added_configs, parse_delete_config
@@ -194,5 +194,5 @@ class AlterView:
                 "deleted (empty)" if result.committed.version < 0 else f"version {result.committed.version}"
             )
             out.print(
-                f"Completed updating config for {label}: {version}, change {result.committed.change_number}."
+                f"Completed updating config for {label}: {version}{change_phrase(result.committed.change_number)}."
             )

@@ -56,9 +56,32 @@ def new_store(
     With ``--bootstrap-server``, the brokers' cluster id must be the one ZooKeeper holds
     (:class:`configctl.cli.onecluster.OneCluster`): checked before the first write, so a command
     that only reads never contacts Kafka, and mixed clusters get nothing written anywhere.
+    With ``--bootstrap-server`` naming a KRaft cluster (it says so itself), every role is
+    :class:`configctl.kraft.store.KRaftStore`'s and its writes
+    :class:`configctl.kraft.writes.KRaftWrites`': no ZooKeeper connection is opened.
     ``timeout`` overrides the settings' (shell completion must not hang).
     """
     chosen = settings(ctx)
+    if chosen.bootstrap_server is not None:
+        # The cluster says whether it is KRaft (no ZooKeeper at all): asked once, here.
+        from configctl.kraft.choice import kraft_store
+        from configctl.kraft.writes import KRaftWrites
+
+        kraft = kraft_store(
+            chosen.bootstrap_server,
+            chosen.command_config,
+            zookeeper=chosen.zookeeper if chosen.zookeeper_explicit else None,
+            timeout=chosen.connection(timeout=timeout).timeout,
+            identity=identity,
+            history_limit=history_limit,
+        )
+        if kraft is not None:
+            archived: History | None = None
+            if chosen.history_archive is not None:
+                from configctl.archive import ArchivedHistory
+
+                archived = ArchivedHistory(kraft, chosen.history_archive, warn=render.warning)
+            return Store(kraft, writes=KRaftWrites(kraft), history=archived, kind=kraft.kind)
     zookeeper = ZooKeeperStore.connect(
         chosen.connection(timeout=timeout), identity=identity, history_limit=history_limit
     )

@@ -27,6 +27,7 @@ from configctl.cli.entity_options import EntityCommand, entity_options, pop_sele
 from configctl.cli.moments import MOMENT
 from configctl.cli.options import global_options, settings
 from configctl.cli.render import (
+    change_phrase,
     diff_json,
     diff_table,
     entity_label,
@@ -363,8 +364,8 @@ class RollbackView:
             out.print("Dry run: nothing written.")
         elif committed is not None:
             out.print(
-                f"Restored {label} to the config of version {self.to_version}: now version {committed.version}, "
-                f"change {committed.change_number}."
+                f"Restored {label} to the config of version {self.to_version}: now version {committed.version}"
+                f"{change_phrase(committed.change_number)}."
             )
 
 
@@ -460,5 +461,5 @@ class _Restored:
         if committed is not None:
             out.print(
                 f"Restored {safe(entity_label(self.view.entity))} to the config of version {self.view.to_version}: "
-                f"now version {committed.version}, change {committed.change_number}."
+                f"now version {committed.version}{change_phrase(committed.change_number)}."
             )

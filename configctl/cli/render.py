@@ -320,6 +320,12 @@ def _cell(value: str | None) -> str:
     return "[dim]—[/]" if value is None else safe(value)
 
 
+def change_phrase(change_number: int | None) -> str:
+    """``, change N`` after a write's version, or nothing where the store numbers no changes
+    (a KRaft cluster has no change notifications)."""
+    return "" if change_number is None else f", change {change_number}"
+
+
 def entity_label(entity: Entity) -> str:
     """``topic orders``, ``user alice client app1``, ``broker <default>``: the noun and the plain path."""
     kind = entity.type.value[:-1]

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from conftest import KAFKA4_HOME
 
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.features import cluster_mode
 from configctl.localkraft import KRaftCluster
-
-pytestmark = pytest.mark.kafka  # starts real Kafka (tests/conftest.py marks by folder: kafka/ only)
 
 FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
 

@@ -7,13 +7,10 @@ controller.
 
 from __future__ import annotations
 
-import pytest
 from helpers import wait_for
 
 from configctl.entities import Entity, EntityType
 from configctl.reported import ReportedSynonym
-
-pytestmark = pytest.mark.kafka  # starts real Kafka (tests/conftest.py marks by folder: kafka/ only)
 
 
 def test_the_nodes_start_as_one_kraft_cluster(kraft):

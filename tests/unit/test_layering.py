@@ -62,6 +62,7 @@ FLOORS: Mapping[str, int] = {
     # the edges: each implements store roles over one outside system and translates its errors once
     "configctl.zk": EDGES,
     "configctl.adminapi": EDGES,
+    "configctl.kraft": EDGES,
     "configctl.archive": EDGES,
     "configctl.localzk": EDGES,
     "configctl.localkafka": EDGES,

@@ -1,0 +1,386 @@
+"""The store of a KRaft cluster: every role over the Admin API and configctl's history topic, no ZooKeeper.
+
+Since Kafka 4.0 a cluster's configs live in its metadata log, reached only through the brokers'
+Admin API. :class:`KRaftStore` plays the store's roles (:mod:`configctl.store.roles`) there:
+
+- reads: what the cluster stores for each entity (:mod:`configctl.kraft.reads`);
+- registrations: the cluster's id and brokers (DescribeCluster) and its topics (Metadata);
+- history: configctl's records in a compacted topic of the cluster (:mod:`configctl.kraft.historytopic`);
+- writes are not its own: the choice point composes it with the Admin API writes
+  (:class:`configctl.adminapi.store.ThroughBrokers`), which send every family through the brokers
+  and record each write here.
+
+**Versions.** KRaft keeps no version per config and its config RPCs have no compare-and-set.
+configctl numbers an entity's writes itself, in its history: an entity is at the version of its
+newest record while the cluster holds the config that record left, and one past it once the
+cluster holds anything else (a write outside configctl, or one that raced configctl's). A write
+checks the version just before it is sent and reads the entity back after it: a write that
+raced it between those two moments is found and reported (docs/kraft.md says exactly what is and
+is not guaranteed).
+
+What KRaft has no place for is declared in :attr:`capabilities` and refused in one line by the
+features that need it: change notifications, the listeners' fleet state, rollout records.
+"""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from configctl.adminapi.client import KafkaAdmin
+from configctl.adminapi.connection import client_options
+from configctl.adminapi.features import ClusterMode
+from configctl.entities import Entity, EntityType
+from configctl.errors import InvalidInput, KafkaUnavailable
+from configctl.kraft import historytopic
+from configctl.kraft.reads import read_entity
+from configctl.migration import KRAFT, MetadataOwner
+from configctl.secrets import MASK, mask_config
+from configctl.store import (
+    ABSENT,
+    Capabilities,
+    Change,
+    Committed,
+    FleetWatch,
+    NodeOp,
+    Notification,
+    Rollouts,
+    Stored,
+)
+from configctl.store.capabilities import Unsupported
+from configctl.znodes import HistoryRecord
+
+log = logging.getLogger(__name__)
+
+CAPABILITIES = Capabilities(
+    versioned_writes=True,
+    extra_nodes=False,
+    watches=False,
+    history=True,
+    notifications=False,
+    fleet_state=False,
+    rollout_records=False,
+    brokers_validate=True,
+)
+
+
+class KRaftStore:
+    """A KRaft cluster at ``bootstrap`` as configctl's store (reads, registrations, history)."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        command_config: Path | None = None,
+        *,
+        timeout: float = 30.0,
+        identity: str | None = None,
+        history_limit: int = 100,
+        admin: KafkaAdmin | None = None,
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.command_config = command_config
+        self._timeout = timeout
+        self._identity = identity or f"{getpass.getuser()}@{socket.gethostname()}"
+        self._history_limit = history_limit
+        self._admin: KafkaAdmin | None = admin
+        self.mode: ClusterMode | None = None
+        """What the cluster said it runs (its metadata version and release), once asked."""
+        self._records: dict[str, list[HistoryRecord]] | None = None
+        self._written: dict[Entity, Stored] = {}
+
+    # -- Connection ---------------------------------------------------------------------------
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def history_limit(self) -> int:
+        return self._history_limit
+
+    @property
+    def kind(self) -> str:
+        return f"KRaft cluster (Kafka Admin API, {self.bootstrap})"
+
+    @property
+    def location(self) -> str:
+        return self.bootstrap
+
+    @property
+    def timeout(self) -> float:
+        return self._timeout
+
+    @property
+    def admin(self) -> KafkaAdmin:
+        """The Admin API client, connected on first use."""
+        if self._admin is None:
+            self._admin = KafkaAdmin(self.bootstrap, self.command_config, timeout=self._timeout)
+        return self._admin
+
+    def open(self) -> KRaftStore:
+        _ = self.admin
+        return self
+
+    def close(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+
+    def __enter__(self) -> KRaftStore:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    # -- ConfigReads --------------------------------------------------------------------------
+
+    def read(self, entity: Entity, *, strict: bool = True) -> Stored:
+        """What the cluster stores for ``entity``, at the version configctl's history gives it."""
+        if entity.type is EntityType.TOPICS and not self.existing_topics([entity.name]):
+            return Stored(entity, {}, ABSENT)
+        config = read_entity(self.admin, entity, self._any_broker())
+        return Stored(entity, config, self._version(entity, config))
+
+    def read_many(self, entities: Iterable[Entity], *, strict: bool = True) -> list[Stored]:
+        return [self.read(entity, strict=strict) for entity in entities]
+
+    def read_type(self, entity_type: EntityType, *, strict: bool = True) -> list[Stored]:
+        return [s for s in self.read_many(self.entities(entity_type), strict=strict) if s.exists]
+
+    def read_all(self, *, strict: bool = True) -> list[Stored]:
+        return [stored for etype in EntityType for stored in self.read_type(etype, strict=strict)]
+
+    def entities(self, entity_type: EntityType) -> list[Entity]:
+        """Every entity of a type the cluster holds a config for (topics: every topic but
+        configctl's own history topic; brokers: each running broker and the default)."""
+        if entity_type is EntityType.TOPICS:
+            names = [t for t in self.admin.topic_names() if t != historytopic.TOPIC]
+            return [Entity.of(EntityType.TOPICS, name) for name in names]
+        if entity_type is EntityType.BROKERS:
+            ids = sorted(self.running_brokers() or ())
+            return [Entity.named(EntityType.BROKERS, "")] + [
+                Entity.named(EntityType.BROKERS, str(b)) for b in ids
+            ]
+        found = {e for e in self.admin.all_client_quotas() if e.type is entity_type}
+        if entity_type is EntityType.USERS:
+            found |= {Entity.named(EntityType.USERS, user) for user in self.admin.scram_users()}
+        return sorted(found)
+
+    def entity_names(self, entity_type: EntityType, *, user: str | None = None) -> list[str]:
+        if user is not None:
+            return sorted(
+                e.client or ""
+                for e in self.entities(EntityType.USERS)
+                if e.client is not None and e.name == user
+            )
+        return sorted({e.name for e in self.entities(entity_type)})
+
+    def last_written(self, entity: Entity) -> Stored | None:
+        return self._written.get(entity)
+
+    # -- Registrations ------------------------------------------------------------------------
+
+    def cluster_id(self) -> str | None:
+        return self.admin.cluster_id()
+
+    def running_brokers(self) -> set[int] | None:
+        return set(self.admin.broker_ids())
+
+    def existing_topics(self, names: Iterable[str]) -> set[str] | None:
+        return set(names) & set(self.admin.topic_names())
+
+    def metadata_owner(self) -> MetadataOwner:
+        return MetadataOwner(KRAFT, "a KRaft cluster: its controllers own the metadata")
+
+    def _any_broker(self) -> int | None:
+        running = self.running_brokers()
+        return min(running) if running else None
+
+    # -- writes: not this store's own (the Admin API writes role records here) ---------------
+
+    def commit(
+        self, changes: Sequence[Change], *, reason: str = "", extra: Sequence[NodeOp] = ()
+    ) -> list[Committed]:
+        raise Unsupported(_THROUGH_BROKERS)
+
+    def commit_batches(self, changes: Sequence[Change], *, reason: str = "", in_flight: int = 2) -> Any:
+        raise Unsupported(_THROUGH_BROKERS)
+
+    def landed(self, changes: Sequence[Change]) -> tuple[list[Change], list[Change]]:
+        raise Unsupported(_THROUGH_BROKERS)
+
+    def validate(self, changes: Sequence[Change]) -> None:
+        raise Unsupported(_THROUGH_BROKERS)
+
+    def note_written(self, stored: Stored) -> None:
+        """What a write through the brokers left (:meth:`last_written`)."""
+        self._written[stored.entity] = stored
+
+    # -- History ------------------------------------------------------------------------------
+
+    @property
+    def history_archive(self) -> Path | None:
+        return None
+
+    def history(self, entity: Entity) -> list[HistoryRecord]:
+        """Recorded writes of ``entity``, newest first (as every store gives them)."""
+        return self.histories([entity])[entity.path]
+
+    def history_entities(self) -> list[Entity]:
+        found = []
+        for path in self._all_records():
+            try:
+                found.append(Entity.from_path(path))
+            except InvalidInput:
+                continue
+        return sorted(found)
+
+    def histories(self, entities: Sequence[Entity]) -> dict[str, list[HistoryRecord]]:
+        records = self._all_records()
+        return {e.path: list(reversed(records.get(e.path, ()))) for e in entities}
+
+    def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
+        """Append the record of ``change`` (now at ``version``) to the history topic; a secret is
+        recorded masked (KRaft takes it in clear, and the topic is readable by its consumers)."""
+        masked_after = _masked(change.entity, change.config)
+        masked_before = _masked(change.entity, change.previous)
+        changed = {
+            key: masked_before.get(key)
+            for key in sorted(set(change.previous) | set(change.config))
+            if change.previous.get(key) != change.config.get(key)
+        }
+        record = HistoryRecord(
+            change.entity.path, version, int(time.time() * 1000), self.identity, reason, masked_after, changed
+        )
+        with self._clients() as (admin, producer, _):
+            historytopic.ensure_topic(admin, len(self.running_brokers() or ()), self.bootstrap)
+            historytopic.append(producer, [record], self.bootstrap, self._timeout)
+        if self._records is not None:
+            self._records.setdefault(record.entity_path, []).append(record)
+
+    def _all_records(self) -> dict[str, list[HistoryRecord]]:
+        if self._records is None:
+            with self._clients(producer=False) as (_, _, consumer):
+                records = historytopic.read_all(consumer, self.bootstrap, self._timeout)
+            grouped: dict[str, list[HistoryRecord]] = {}
+            for record in records:
+                grouped.setdefault(record.entity_path, []).append(record)
+            self._records = grouped
+        return self._records
+
+    def _version(self, entity: Entity, config: dict[str, str]) -> int:
+        """The version configctl's history gives ``config`` (the module docstring's rule)."""
+        records = self._all_records().get(entity.path)
+        if not records:
+            return 0 if config else ABSENT
+        newest = max(records, key=lambda r: (r.version, r.time_ms))
+        if newest.config is not None and newest.config == _masked(entity, config):
+            return newest.version
+        return newest.version + 1
+
+    def _clients(self, *, producer: bool = True) -> Any:
+        return _Clients(self.bootstrap, self.command_config, self._timeout, producer=producer)
+
+    # -- what KRaft has no place for ----------------------------------------------------------
+
+    def notifications(self) -> list[Notification]:
+        return []
+
+    def notification_times(self) -> list[tuple[int, str, int]]:
+        return []
+
+    def latest_change_number(self) -> int | None:
+        return None
+
+    def notified_paths(self, notifications: Sequence[Notification]) -> list[str]:
+        return []
+
+    def broker_state(self, broker_id: int | str) -> dict[str, Any] | None:
+        return None
+
+    def broker_states(self) -> dict[int, dict[str, Any]]:
+        return {}
+
+    def fleet_records(self) -> dict[int, dict[str, Any]]:
+        return {}
+
+    def retire_broker(self, broker_id: int) -> bool:
+        raise Unsupported("retiring a broker: a KRaft cluster forgets a broker its controllers unregister")
+
+    def watch_broker_state(self, broker_id: int, on_state: Callable[[bytes | None], bool]) -> None:
+        raise Unsupported("watching a broker's listener: a KRaft cluster has no configctl fleet nodes")
+
+    def watch_fleet(self, tell: Callable[..., None], on_lost: Callable[[], None]) -> FleetWatch:
+        raise Unsupported("watching the fleet: a KRaft cluster has no configctl fleet nodes")
+
+    @property
+    def rollouts(self) -> Rollouts:
+        raise Unsupported(
+            "canaries and waves need rollout records, which the KRaft store does not keep yet; nothing was written"
+        )
+
+
+_THROUGH_BROKERS = "a KRaft cluster's configs are written through its brokers' Admin API only"
+
+
+def _masked(entity: Entity, config: dict[str, str]) -> dict[str, str]:
+    from configctl import catalogue
+
+    return mask_config(
+        config, lambda key: catalogue.is_sensitive(entity.type, key) or config.get(key) == MASK
+    )
+
+
+class _Clients:
+    """A ``KafkaAdminClient``, a ``KafkaProducer`` (acks from every in-sync replica) and a
+    ``KafkaConsumer`` (no group) on the store's bootstrap, for one history read or write."""
+
+    def __init__(
+        self, bootstrap: str, command_config: Path | None, timeout: float, *, producer: bool
+    ) -> None:
+        self.options = client_options(bootstrap, command_config, timeout)
+        self.bootstrap = bootstrap
+        self.producer = producer
+        self._open: list[Any] = []
+
+    def __enter__(self) -> tuple[Any, Any, Any]:
+        from kafka.admin import KafkaAdminClient
+        from kafka.consumer import KafkaConsumer
+        from kafka.producer import KafkaProducer
+
+        from configctl.adminapi.errors import translate_errors
+
+        try:
+            with translate_errors("connect", self.bootstrap):
+                if self.producer:
+                    admin = KafkaAdminClient(**self.options)
+                    self._open.append(admin)
+                    producer = KafkaProducer(**self.options, acks="all", enable_idempotence=True)
+                    self._open.append(producer)
+                    return admin, producer, None
+                consumer = KafkaConsumer(**self.options, enable_auto_commit=False, group_id=None)
+                self._open.append(consumer)
+                return None, None, consumer
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        for client in reversed(self._open):
+            try:
+                client.close()
+            except Exception:  # closing is best effort: the answer is already in hand
+                log.debug("closing a Kafka client failed", exc_info=True)
+        self._open.clear()
+
+
+__all__ = ["CAPABILITIES", "KRaftStore", "KafkaUnavailable"]
