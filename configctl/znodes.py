@@ -517,7 +517,7 @@ class KafkaBrokerZNode:
 
 class FleetRecordZNode:
     """``/configctl/fleet/<id>``: a broker's persistent record (docs/reference/state-and-fleet-nodes.md), so a broker whose
-    listener died is still known: ``{"broker_id","host","last_seen_ms","last_applied_change"}``."""
+    listener died is still known: ``{"broker_id","host","last_seen_ms","last_applied_change","kind"}``."""
 
     ROOT = f"{CONFIGCTL_ROOT}/fleet"
 
@@ -526,12 +526,19 @@ class FleetRecordZNode:
         return f"{cls.ROOT}/{broker_id}"
 
     @staticmethod
-    def encode(broker_id: int, host: str, last_seen_ms: int, last_applied_change: int | None) -> bytes:
+    def encode(
+        broker_id: int,
+        host: str,
+        last_seen_ms: int,
+        last_applied_change: int | None,
+        kind: str = "config-manager",
+    ) -> bytes:
         document = {
             "broker_id": int(broker_id),
             "host": host,
             "last_seen_ms": int(last_seen_ms),
             "last_applied_change": last_applied_change,
+            "kind": kind,
         }
         return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
 

@@ -8,7 +8,9 @@ Two kinds of listener, told apart by the cluster itself, never by a flag:
   (whose security protocol is ``--command-config``'s ``security.protocol``, PLAINTEXT by
   default), else at ``server.properties``'s ``listeners``. It stays a sidecar for its whole life,
   and publishes ``kafka_registered`` (kept current by a watch on the registration), so a reader
-  tells a Kafka broker that stopped or crashed (``false``) from one that runs;
+  tells a Kafka broker that stopped or crashed (``false``) from one that runs. Its fleet record
+  keeps ``"kind": "sidecar"``, so a listener restarted while its Kafka broker is down is a
+  sidecar all the same (its broker ``down (not registered)``), never a config manager;
 - the broker's **own config manager** (``"kind": "config-manager"``): no Kafka broker has its
   id (it is embedded in a broker process, or a listener-only broker as in ``examples/``): what it
   applied is what that broker runs.
@@ -28,7 +30,7 @@ from typing import Any
 from configctl.configparse import load_properties_file
 from configctl.errors import ConfigctlError, InvalidInput, printable
 from configctl.zk.session import ZkSession
-from configctl.znodes import BrokerStateZNode, KafkaBrokerZNode
+from configctl.znodes import BrokerStateZNode, FleetRecordZNode, KafkaBrokerZNode
 
 log = logging.getLogger("configctl.listener")
 
@@ -80,6 +82,7 @@ class KafkaRegistration:
         on_change: Callable[[], None],
     ) -> None:
         self._session = session
+        self._broker_id = broker_id
         self.path = KafkaBrokerZNode.path(broker_id)
         self._static = dict(static)
         self._protocol = wanted_protocol(command_config)
@@ -91,10 +94,25 @@ class KafkaRegistration:
         self._watching = False
 
     def read_now(self) -> bool:
-        """Read the registration once (at start, before the initial load); True when Kafka has it."""
+        """Read the registration once (at start, before the initial load); True when this listener
+        is a sidecar: Kafka registers the broker, or the broker's fleet record says its listener
+        was one (a Kafka broker down while its listener restarted: ``kafka_registered`` false)."""
         node = self._session.get(self.path)
         self._update(None if node is None else node[0])
-        return self.registered
+        if not self.registered and self._recorded_as_sidecar():
+            with self._lock:
+                self.ever_registered = True
+            log.info("%s", printable(f"{self.path} is absent, but this broker's listener was its sidecar"))
+        return self.ever_registered
+
+    def _recorded_as_sidecar(self) -> bool:
+        node = self._session.get(FleetRecordZNode.path(self._broker_id))
+        if node is None:
+            return False
+        try:
+            return FleetRecordZNode.decode(node[0]).get("kind") == SIDECAR
+        except InvalidInput:
+            return False
 
     def watch(self) -> None:
         """Follow the registration from now on (a stopped or crashed broker's node goes)."""

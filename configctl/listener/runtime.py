@@ -194,6 +194,7 @@ class ConfigListener:
             self.broker_id,
             lambda: self.manager.last_applied_change,
             on_error=lambda exc: self._side_tasks.task_failed("fleet record", exc),
+            kind=lambda: SIDECAR if self.observer is not None else CONFIG_MANAGER,
         )
         self.metrics = ListenerMetrics(self)
         self._bootstrap_server = bootstrap_server or None

@@ -171,8 +171,10 @@ class SideTasks:
         self._publish(raise_errors=False)
 
     def republish(self) -> None:
-        """Something the state node shows besides the applied changes moved (Kafka's registration)."""
+        """Something the state node shows besides the applied changes moved (Kafka's registration):
+        the state node, and the fleet record (which keeps the listener's kind), now."""
         self._publish(raise_errors=False)
+        self.fleet_record.update(force=True)
 
     def _publish(self, *, raise_errors: bool, with_record: bool = False) -> None:
         """Write the state node; with ``with_record``, the fleet record too when it is due (in the

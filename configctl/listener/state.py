@@ -108,8 +108,10 @@ class FleetRecorder:
         grace: float = FLEET_RECORD_GRACE_S,
         on_error: Callable[[Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        kind: Callable[[], str] = lambda: BrokerStateZNode.CONFIG_MANAGER,
     ) -> None:
         self.broker_id = broker_id
+        self._kind = kind  # the listener's kind: a sidecar's record says so after it stops
         self.node = PersistentNode(session, FleetRecordZNode.path(broker_id))
         self.path = self.node.path
         self.host = socket.gethostname()
@@ -191,7 +193,9 @@ class FleetRecorder:
             timer.cancel()
 
     def _encode(self, number: int | None) -> bytes:
-        return FleetRecordZNode.encode(self.broker_id, self.host, int(time.time() * 1000), number)
+        return FleetRecordZNode.encode(
+            self.broker_id, self.host, int(time.time() * 1000), number, self._kind()
+        )
 
     def _deferred(self) -> None:
         with self._lock:

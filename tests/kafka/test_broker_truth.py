@@ -12,7 +12,8 @@ configctl's, not Kafka's.
 - a plugin's veto is worded as the plugin's (broker 1 runs the quota all the same, Kafka says);
 - ``describe --effective --topic`` of a topic Kafka does not have fails as ``alter`` does;
 - a killed Kafka broker whose configctl listener runs on is ``down (not registered)`` in
-  ``--wait`` (exit 10), ``status``, the console's fleet rows and ``describe --effective``.
+  ``--wait`` (exit 10), ``status``, the console's fleet rows and ``describe --effective``; and
+  still is once its listener restarts while the broker is down (its fleet record says sidecar).
 """
 
 from __future__ import annotations
@@ -59,6 +60,22 @@ def observing(fleet_: KafkaFleet) -> bool:
     return len(found) == 2 and all(s.get("observed_change") is not None for s in found.values())
 
 
+def start_listener(fleet_: KafkaFleet, broker_id: int, log: Any) -> None:
+    """Broker ``broker_id``'s listener as the tour starts it: no broker address given."""
+    broker = fleet_.cluster.brokers[broker_id]
+    plugins = ["--plugin", ENFORCER] if broker_id == 1 else []
+    command = [
+        sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", fleet_.connect,
+        "--broker-id", str(broker_id), "--server-properties", str(broker.properties_file), *plugins,
+    ]  # fmt: skip
+    fleet_.listeners[broker_id] = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "w"),  # noqa: SIM115 - closed with the process
+        env=child_env(),
+    )
+
+
 @pytest.fixture(scope="module")
 def pair(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaFleet]:
     """Kafka brokers 1 and 2 (chroot ``/broker-truth``), each with a listener given no broker address."""
@@ -68,18 +85,8 @@ def pair(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory) ->
     fleet_ = KafkaFleet(cluster, zk.connect)
     try:
         cluster.start()
-        for broker_id, broker in cluster.brokers.items():
-            plugins = ["--plugin", ENFORCER] if broker_id == 1 else []
-            command = [
-                sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", zk.connect,
-                "--broker-id", str(broker_id), "--server-properties", str(broker.properties_file), *plugins,
-            ]  # fmt: skip
-            fleet_.listeners[broker_id] = subprocess.Popen(
-                command,
-                stdout=subprocess.DEVNULL,
-                stderr=open(work / f"listener-{broker_id}.log", "w"),  # noqa: SIM115 - closed with the process
-                env=child_env(),
-            )
+        for broker_id in cluster.brokers:
+            start_listener(fleet_, broker_id, work / f"listener-{broker_id}.log")
         wait_for(lambda: observing(fleet_), timeout=120, message="two listeners asking their brokers")
         yield fleet_
     finally:
@@ -168,7 +175,7 @@ def test_describe_effective_of_a_topic_kafka_does_not_have_fails_as_alter_does(p
     assert described.stdout == ""
 
 
-def test_a_killed_broker_whose_listener_runs_is_down_not_registered(pair):
+def test_a_killed_broker_whose_listener_runs_is_down_not_registered(pair, tmp_path):
     pair.cluster.brokers[2].kill()
     wait_for(lambda: states(pair)[2].get("kafka_registered") is False, timeout=90, message="deregistered")
     assert pair.listeners[2].poll() is None  # its configctl listener still runs
@@ -213,3 +220,14 @@ def test_a_killed_broker_whose_listener_runs_is_down_not_registered(pair):
         True,
         "not registered",
     )
+
+    # its listener restarted while the Kafka broker is still down: its fleet record says it was a
+    # sidecar, so it is one again (never the broker's own config manager) and the broker stays down
+    listener = pair.listeners[2]
+    listener.terminate()
+    listener.wait(timeout=30)
+    wait_for(lambda: 2 not in states(pair), timeout=30, message="broker 2's listener gone")
+    start_listener(pair, 2, tmp_path / "listener-2-again.log")
+    wait_for(lambda: 2 in states(pair), timeout=60, message="broker 2's listener back")
+    assert (states(pair)[2]["kind"], states(pair)[2]["kafka_registered"]) == ("sidecar", False)
+    assert (status(pair)[2]["live"], status(pair)[2]["truth"]) == (False, "down (not registered)")
