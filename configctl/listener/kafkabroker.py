@@ -133,12 +133,18 @@ class KafkaRegistration:
             return self.registered if self.ever_registered else None
 
     def _on_data(self, data: bytes | None, stat: Any) -> bool:
+        """kazoo's watch thread: only take the news; publishing (ZooKeeper writes) runs on a thread
+        of its own, so it never holds up the listener's other watches. What is published is read
+        when it is written, so two quick changes still end with the newest."""
         if self._update(data):
-            try:
-                self._on_change()
-            except Exception:  # the watch must outlive a failed publication: the next one says it
-                log.warning("publishing the Kafka registration's change failed", exc_info=True)
+            threading.Thread(target=self._changed, name="configctl-kafka-registration", daemon=True).start()
         return self._watching
+
+    def _changed(self) -> None:
+        try:
+            self._on_change()
+        except Exception:  # the watch must outlive a failed publication: the next one says it
+            log.warning("publishing the Kafka registration's change failed", exc_info=True)
 
     def _update(self, data: bytes | None) -> bool:
         """Take the registration's bytes (None: absent); True when what is known changed."""
