@@ -108,6 +108,26 @@ def parse_scram_spec(mechanism: str, spec: str) -> tuple[str, int]:
     return password, iterations
 
 
+def scram_in_clear(value: str) -> bool:
+    """Whether a SCRAM key's value is an operator's ``[iterations=N,]password=...`` (or a KRaft
+    cluster's ``iterations=N`` report), not a stored credential (``salt=...``): the one test."""
+    return not value.startswith("salt=")
+
+
+def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
+    """RFC 5802's ``Hi(password, salt, iterations)`` with the mechanism's HMAC: what a broker
+    derives a stored credential from (AlterUserScramCredentials carries it, never the password)."""
+    hash_name = _hash_name(mechanism)
+    return hashlib.pbkdf2_hmac(
+        hash_name, _password_bytes(password, f"{mechanism} password"), salt, iterations
+    )
+
+
+def scram_salt() -> bytes:
+    """A new salt, as Kafka makes one (:func:`_scram_salt`)."""
+    return _scram_salt()
+
+
 def _scram_salt() -> bytes:
     """Kafka's salt: the UTF-8 text of a random 130-bit number written in base 36."""
     number = _random.randbits(_SCRAM_SALT_BITS)
@@ -126,9 +146,10 @@ def _password_bytes(password: str, what: str) -> bytes:
         raise InvalidInput(f"{what} contains characters that cannot be encoded as UTF-8") from None
 
 
-def _scram_keys(hash_name: str, password: bytes, salt: bytes, iterations: int) -> tuple[bytes, bytes]:
+def _scram_keys(mechanism: str, password: str, salt: bytes, iterations: int) -> tuple[bytes, bytes]:
     """RFC 5802: (StoredKey, ServerKey) from the password, salt and iteration count."""
-    salted = hashlib.pbkdf2_hmac(hash_name, password, salt, iterations)  # dklen = hash length
+    hash_name = _hash_name(mechanism)
+    salted = salted_password(mechanism, password, salt, iterations)  # dklen = hash length
     client_key = hmac.digest(salted, b"Client Key", hash_name)
     stored_key = hashlib.new(hash_name, client_key).digest()
     server_key = hmac.digest(salted, b"Server Key", hash_name)
@@ -160,7 +181,7 @@ def scram_credential(
 
     ``salt`` is for tests and reproducible fixtures; leave it out in real use.
     """
-    hash_name = _hash_name(mechanism)
+    _hash_name(mechanism)  # an unknown mechanism is refused before anything else
     if isinstance(iterations, bool) or not isinstance(iterations, int):
         raise InvalidInput(f"{mechanism} iterations must be an integer")
     if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
@@ -170,9 +191,7 @@ def scram_credential(
     if not password:
         raise InvalidInput(f"{mechanism} password must not be empty")
     salt = _scram_salt() if salt is None else bytes(salt)
-    stored_key, server_key = _scram_keys(
-        hash_name, _password_bytes(password, f"{mechanism} password"), salt, iterations
-    )
+    stored_key, server_key = _scram_keys(mechanism, password, salt, iterations)
     return ScramCredential(salt, stored_key, server_key, iterations).to_config_value()
 
 
@@ -216,11 +235,8 @@ def parse_scram_credential(value: str) -> ScramCredential:
 
 def verify_scram_password(mechanism: str, credential: str, password: str) -> bool:
     """Would a broker holding ``credential`` accept ``password``? (Constant-time comparison.)"""
-    hash_name = _hash_name(mechanism)
     parsed = parse_scram_credential(credential)
-    stored_key, server_key = _scram_keys(
-        hash_name, _password_bytes(password, "password"), parsed.salt, parsed.iterations
-    )
+    stored_key, server_key = _scram_keys(mechanism, password, parsed.salt, parsed.iterations)
     # Evaluate both comparisons: no early exit that would reveal which key differed.
     same_stored = hmac.compare_digest(stored_key, parsed.stored_key)
     same_server = hmac.compare_digest(server_key, parsed.server_key)

@@ -88,7 +88,7 @@ def _stored_secrets(
     handler = handler_for(entity)
     for key, value in add.items():
         if key in secrets.SCRAM_MECHANISMS:
-            if not value.startswith("salt="):
+            if secrets.scram_in_clear(value):
                 password, iterations = secrets.parse_scram_spec(key, value)  # refused now if malformed
                 if not passwords_in_clear:  # else the store salts it as it sends it (never stored in clear)
                     result[key] = secrets.scram_credential(key, password, iterations)
@@ -101,7 +101,7 @@ def _scram_in_clear(key: str, value: str) -> bool:
     """A SCRAM key not in ZooKeeper's stored form: left as the operator gave it
     (``[iterations=N,]password=...``, checked when parsed) for the brokers to take, or as a KRaft
     cluster reports one (``iterations=N``: Kafka never hands out a credential)."""
-    return key in secrets.SCRAM_MECHANISMS and not value.startswith("salt=")
+    return key in secrets.SCRAM_MECHANISMS and secrets.scram_in_clear(value)
 
 
 def _encoder(settings: dict[str, str], password_secret: str | None, key: str) -> secrets.PasswordEncoder:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from configctl import catalogue, secrets
 from configctl.adminapi.client import KafkaAdmin
-from configctl.adminapi.scram import ScramUpsertion, in_clear, upsertion
+from configctl.adminapi.scram import ScramUpsertion, upsertion
 from configctl.entities import EntityType
 from configctl.errors import InvalidInput
 from configctl.store import Change, Stored
@@ -55,7 +55,9 @@ def for_zookeeper(change: Change) -> Change:
     """``change`` as ZooKeeper may take it: a SCRAM password in clear salted into its stored form
     (:func:`configctl.secrets.scram_config_value`, the one home), a broker password refused."""
     _refuse_plain_passwords(change)
-    clear = {k: v for k, v in change.config.items() if secrets.is_scram_mechanism(k) and in_clear(v)}
+    clear = {
+        k: v for k, v in change.config.items() if secrets.is_scram_mechanism(k) and secrets.scram_in_clear(v)
+    }
     if not clear:
         return change
     config = dict(change.config)
@@ -98,7 +100,7 @@ def requests_of(change: Change, current: Stored) -> Requests:
                 "takes a password in clear and encrypts it itself: set it with configctl alter; nothing was written"
             )
     scram_set = {k: v for k, v in set_keys.items() if secrets.is_scram_mechanism(k)}
-    stored_form = [k for k, v in scram_set.items() if not in_clear(v)]
+    stored_form = [k for k, v in scram_set.items() if not secrets.scram_in_clear(v)]
     if stored_form:  # changed since goes_through() judged the change: the version check catches it
         raise InvalidInput(
             f"{entity.display}: {', '.join(sorted(stored_form))} is a stored SCRAM credential, which a broker "
@@ -152,7 +154,9 @@ def _stored_scram(change: Change) -> list[str]:
     return [
         k
         for k in _changed(change)
-        if secrets.is_scram_mechanism(k) and k in change.config and not in_clear(change.config[k])
+        if secrets.is_scram_mechanism(k)
+        and k in change.config
+        and not secrets.scram_in_clear(change.config[k])
     ]
 
 

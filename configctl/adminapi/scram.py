@@ -12,7 +12,6 @@ needs the salted password, which the stored keys do not give back.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 from configctl import secrets
@@ -28,18 +27,11 @@ class ScramUpsertion:
     salted_password: bytes = field(repr=False)
 
 
-def in_clear(value: str) -> bool:
-    """Whether a SCRAM key's value is an operator's ``[iterations=N,]password=...`` (not a stored credential)."""
-    return not value.startswith("salt=")
-
-
 def upsertion(mechanism: str, spec: str, *, salt: bytes | None = None) -> ScramUpsertion:
     """``spec`` (``[iterations=N,]password=SECRET``, checked by :func:`configctl.secrets.parse_scram_spec`)
     salted as Kafka's client salts it; ``salt`` is for tests only."""
     password, iterations = secrets.parse_scram_spec(mechanism, spec)
-    salt = secrets._scram_salt() if salt is None else salt
-    hash_name = secrets.SCRAM_MECHANISMS[mechanism]
-    salted = hashlib.pbkdf2_hmac(
-        hash_name, secrets._password_bytes(password, f"{mechanism} password"), salt, iterations
+    salt = secrets.scram_salt() if salt is None else salt
+    return ScramUpsertion(
+        mechanism, iterations, salt, secrets.salted_password(mechanism, password, salt, iterations)
     )
-    return ScramUpsertion(mechanism, iterations, salt, salted)

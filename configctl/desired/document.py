@@ -268,7 +268,7 @@ def _read_clients(
 def is_scram_spec(entity: Entity, key: str, value: str) -> bool:
     """A SCRAM key given as ``[iterations=N,]password=...`` rather than as a stored credential."""
     return (
-        entity.type is EntityType.USERS and key in secrets.SCRAM_MECHANISMS and not value.startswith("salt=")
+        entity.type is EntityType.USERS and key in secrets.SCRAM_MECHANISMS and secrets.scram_in_clear(value)
     )
 
 
