@@ -24,9 +24,7 @@ features that need it: change notifications, the listeners' fleet state, rollout
 
 from __future__ import annotations
 
-import getpass
 import logging
-import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -34,9 +32,10 @@ from typing import Any
 
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.connection import client_options
-from configctl.adminapi.features import ClusterMode
+from configctl.adminapi.features import ClusterMode, cluster_mode
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, KafkaUnavailable
+from configctl.identity import default_identity
 from configctl.kraft import historytopic
 from configctl.kraft.reads import read_entity
 from configctl.migration import KRAFT, MetadataOwner
@@ -85,7 +84,7 @@ class KRaftStore:
         self.bootstrap = bootstrap
         self.command_config = command_config
         self._timeout = timeout
-        self._identity = identity or f"{getpass.getuser()}@{socket.gethostname()}"
+        self._identity = identity or default_identity()
         self._history_limit = history_limit
         self._admin: KafkaAdmin | None = admin
         self.mode: ClusterMode | None = None
@@ -200,6 +199,13 @@ class KRaftStore:
 
     def metadata_owner(self) -> MetadataOwner:
         return MetadataOwner(KRAFT, "a KRaft cluster: its controllers own the metadata")
+
+    def kafka_release(self) -> str:
+        """What the cluster said it runs (:attr:`mode`, asked once if the choice point did not):
+        its release (``4.4``), or its line (``4.x``, ``3.x``) for a release newer than known."""
+        if self.mode is None:
+            self.mode = cluster_mode(self.admin)
+        return self.mode.release or self.mode.line
 
     def _any_broker(self) -> int | None:
         running = self.running_brokers()

@@ -127,6 +127,9 @@ class Store:
     def metadata_owner(self) -> MetadataOwner:
         return self.base.metadata_owner()
 
+    def kafka_release(self) -> str:
+        return self.base.kafka_release()
+
     # -- ConfigWrites ------------------------------------------------------------------------------
 
     @property

@@ -112,6 +112,11 @@ class Registrations(Protocol):
         """Who owns the cluster's metadata now (ZooKeeper, a KRaft controller, a migration)."""
         ...
 
+    def kafka_release(self) -> str:
+        """The Kafka release line the cluster runs (``3.9``, ``4.4``; ``4.x`` for a Kafka 4 newer
+        than configctl knows): the one answer validation asks which Kafka's rules apply."""
+        ...
+
 
 class ConfigWrites(Protocol):
     """The one write: version-checked changes, all or nothing per transaction."""

@@ -21,15 +21,14 @@ and refused with nothing written while a KRaft controller or a migration owns th
 
 from __future__ import annotations
 
-import getpass
 import logging
-import socket
 from collections.abc import Callable, Generator, Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from configctl.entities import CONFIG_ROOT, Entity, EntityType
 from configctl.errors import InvalidInput, one_line
+from configctl.identity import default_identity
 from configctl.migration import MetadataOwner
 from configctl.settings import DEFAULT_HISTORY_LIMIT
 from configctl.store import (
@@ -92,7 +91,7 @@ class ZooKeeperStore:
         self.session = session
         self.history_limit = history_limit
         self.history_archive: Path | None = None  # ZooKeeper's own records only (see configctl.archive)
-        self.identity = identity or session.settings.identity or _default_identity()
+        self.identity = identity or session.settings.identity or default_identity()
         self._fleet = FleetState(session)
         # What this store last wrote per entity: a writer may start from it instead of
         # re-reading (the version check still catches anyone who wrote since).
@@ -201,6 +200,10 @@ class ZooKeeperStore:
         """Who owns the cluster's metadata now (``/controller``, ``/migration``)."""
         owner, _ = read_metadata_owner(self.session)
         return owner
+
+    def kafka_release(self) -> str:
+        """3.9: the only Kafka line with ZooKeeper mode that configctl supports (Kafka 4 has none)."""
+        return "3.9"
 
     def entity_names(self, entity_type: EntityType, *, user: str | None = None) -> list[str]:
         """The names under ``/config/<type>`` as stored, or under ``/config/users/<user>/clients``."""
@@ -432,11 +435,3 @@ class ZooKeeperStore:
 
     def retire_broker(self, broker_id: int) -> bool:
         return self._fleet.retire(broker_id)
-
-
-def _default_identity() -> str:
-    try:
-        user = getpass.getuser()
-    except Exception:  # getuser raises various errors when no user name can be found
-        user = "unknown"
-    return f"{user}@{socket.gethostname()}"

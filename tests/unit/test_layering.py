@@ -24,6 +24,7 @@ FLOORS: Mapping[str, int] = {
     "configctl": CORE,
     "configctl.errors": CORE,
     "configctl.files": CORE,
+    "configctl.identity": CORE,
     "configctl.ips": CORE,
     "configctl.entities": CORE,
     "configctl.values": CORE,
