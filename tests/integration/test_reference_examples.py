@@ -46,6 +46,7 @@ PAGES = [
     "metrics.md",
     "desired-state-files.md",
     "applied-log.md",
+    "history-topic.md",
 ]
 _BLOCK = re.compile(r"<!-- (checked|not checked|file): (.*?) -->\n```(json|yaml|text)\n(.*?)\n```", re.S)
 _FENCE = re.compile(r"^```json$", re.M)
