@@ -161,12 +161,16 @@ def test_a_topic_config_kafka_wrote_is_read_by_every_command(kafka_one, unique, 
     listener_applied(kafka_one, number)
     exported = export_then_plan(kafka_one, tmp_path, "topics")
     assert topic in exported
-    # nothing configctl wrote: history says so, and that the current config is Kafka's
-    assert json.loads(kafka_one.cli("history", "--topic", topic, "-o", "json").stdout) == []
+    # nothing configctl wrote: history shows Kafka's writes (the topic's creation, then its
+    # alter) as written outside configctl, with what they changed
+    entries = json.loads(kafka_one.cli("history", "--topic", topic, "-o", "json").stdout)
+    assert [(e["version"], e["writes"], e["change_number"], e["written_outside_configctl"]) for e in entries] == [
+        (1, 2, number, True)
+    ]
+    assert entries[0]["changed"] == {"cleanup.policy": None, "max.message.bytes": None, "retention.ms": None}
     rows, text = history_table(kafka_one, "--topic", topic)
-    assert rows == []
-    assert f"No history recorded for topic {topic}" in text
-    assert "The current config (version 1) was written outside configctl" in text
+    assert rows == ["0-1"]
+    assert f"2 writes outside configctl, not recorded (change {number})" in text
 
 
 def test_history_does_not_show_a_version_kafka_wrote_as_configctl_s(kafka_one, unique):
@@ -187,17 +191,21 @@ def test_history_does_not_show_a_version_kafka_wrote_as_configctl_s(kafka_one, u
         "retention.ms=7200000",
     )
     entries = json.loads(kafka_one.cli("history", "--topic", topic, "-o", "json").stdout)
-    assert [(e["version"], e["config"]) for e in entries] == [(1, {"segment.ms": "3600000"})]
+    assert [(e["version"], e["config"], e.get("written_outside_configctl", False)) for e in entries] == [
+        (2, {"retention.ms": "7200000", "segment.ms": "3600000"}, True),
+        (1, {"segment.ms": "3600000"}, False),
+    ]
+    assert entries[0]["changed"] == {"retention.ms": None}
     rows, text = history_table(kafka_one, "--topic", topic)
-    assert rows == ["1"] and "current version (" not in text
-    assert "The current config (version 2) was written outside configctl" in text
+    assert rows == ["2", "1"] and "current version (" not in text
+    assert "1 write(s) outside configctl" in text
     # a configctl write on top of Kafka's is current again, recorded with Kafka's key in it
     assert kafka_one.cli("alter", "--topic", topic, "--add-config", "segment.ms=7200000").returncode == 0
     entries = json.loads(kafka_one.cli("history", "--topic", topic, "-o", "json").stdout)
     assert entries[0]["version"] == 3
     assert entries[0]["config"] == {"retention.ms": "7200000", "segment.ms": "7200000"}
     rows, text = history_table(kafka_one, "--topic", topic)
-    assert rows == ["3 *", "1"] and "* current version (3)" in text and "outside" not in text
+    assert rows == ["3 *", "2", "1"] and "* current version (3)" in text
 
 
 def test_history_of_a_quota_node_kafka_removed_and_created_again(kafka_one, unique):
@@ -212,16 +220,22 @@ def test_history_of_a_quota_node_kafka_removed_and_created_again(kafka_one, uniq
         json.loads(kafka_one.cli("describe", "--client", client, "-o", "json").stdout)[0]["version"] is None
     )
     rows, text = history_table(kafka_one, "--client", client)
-    assert rows == ["0"] and "The config node does not exist now: it was deleted outside configctl" in text
+    assert rows == ["deleted", "0"] and "config node removed outside configctl" in text
 
     kafka_configs(kafka_one, *name, "--add-config", "consumer_byte_rate=4096")
     assert describe_stored(kafka_one, "--client", client) == {"consumer_byte_rate": "4096"}
     # configctl's record of version 0 is of the node Kafka deleted, not of this version 0
+    number = kafka_notified(kafka_one, f"clients/{client}")
     entries = json.loads(kafka_one.cli("history", "--client", client, "-o", "json").stdout)
-    assert [(e["version"], e["config"]) for e in entries] == [(0, {"producer_byte_rate": "1024"})]
+    assert [(e["version"], e["config"], e.get("written_outside_configctl", False)) for e in entries] == [
+        (0, {"consumer_byte_rate": "4096"}, True),
+        (-1, {}, True),
+        (0, {"producer_byte_rate": "1024"}, False),
+    ]
+    assert entries[0]["change_number"] == number
     rows, text = history_table(kafka_one, "--client", client)
-    assert rows == ["0"] and "The current config (version 0) was written outside configctl" in text
-    listener_applied(kafka_one, kafka_notified(kafka_one, f"clients/{client}"))
+    assert rows == ["0", "deleted", "0"] and "current version (" not in text
+    listener_applied(kafka_one, number)
 
 
 # -- brokers: per broker and <default> ---------------------------------------------------------
