@@ -156,6 +156,8 @@ def audit(
         from configctl.audit.timeline_view import TimelineView
 
         doc = _run_in_time(snapshots, master, limit, digest_key, since=since, until=until)
+        if _zookeeper_named(ctx) or settings(ctx).bootstrap_server is not None:
+            doc = _marked_outside(doc)  # which changes were written outside configctl, from the store
         show(TimelineView(doc))
         if html_file:
             from configctl.audit.timeline_view import write_timeline_html
@@ -317,6 +319,16 @@ def _check_local_path(path: str) -> None:
         check_local_snapshots(path)
     except AuditInputError as exc:
         raise InvalidInput(str(exc)) from None
+
+
+def _marked_outside(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with each interval's opening and closing change marked as configctl's or outside it
+    (:func:`configctl.audit.timeline_outside.mark_from_store`), when the operator named a store."""
+    from configctl.audit.timeline_outside import mark_from_store
+    from configctl.cli.context import open_store
+
+    with open_store() as store:
+        return mark_from_store(doc, store)
 
 
 def _zookeeper_named(ctx: click.Context) -> bool:
