@@ -52,8 +52,9 @@ kafka: $(KAFKA_STAMP) $(KAFKA4_STAMP)
 kafka-clean:
 	rm -rf $(KAFKA) $(KAFKA4)
 
-demo: $(STAMP) $(KAFKA_STAMP)
+demo: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/tour.sh
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/tour_kraft.sh
 
 # Debian's chromium for the real-browser tests (Playwright drives it; it downloads no browser of its
 # own). Installed only when missing: a no-op on a machine that has it. Needs root (apt-get).
