@@ -4,6 +4,12 @@ The schemas are the single source of facts: validation runs them through jsonsch
 this module exposes their ``x-`` annotations (Kafka type, default, update mode, synonyms,
 sensitivity) as small frozen records for precedence, masking and rendering. Loaded once per
 process and cached; pure otherwise.
+
+The schemas hold Kafka 3.9's facts. Kafka 4's differences come from
+``configctl/data/kafka-4.4-configs.json``, read from Kafka 4.4.0's own jars by
+``scripts/generate_kafka4_facts.py``: which 3.9 keys Kafka 4 no longer has
+(:func:`removed_in_kafka4`) and the keys new in Kafka 4 (:func:`kafka4_only_keys`). Which release a
+cluster runs is the store's answer (``Registrations.kafka_release``); :func:`is_kafka4` reads it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
 LISTENER_PREFIX = "listener.name."
+KAFKA4_FACTS = "kafka-4.4-configs.json"
+"""Kafka 4's topic and broker config facts (``configctl/data/``), generated from 4.4.0's jars."""
 
 
 @dataclass(frozen=True)
@@ -182,3 +190,65 @@ def quota_precedence() -> tuple[str, ...]:
 
 def known_names(entity_type: EntityType) -> tuple[str, ...]:
     return tuple(keys(entity_type))
+
+
+# --------------------------------------------------------------------------------------------
+# Kafka 4: what changed since 3.9 (configctl/data/kafka-4.4-configs.json)
+# --------------------------------------------------------------------------------------------
+
+
+def is_kafka4(release: str | None) -> bool:
+    """Whether ``release`` (a store's ``kafka_release()``: ``3.9``, ``4.4``, ``4.x``) is Kafka 4 or
+    newer; None (not known) is not: 3.9's rules, as before."""
+    if not release:
+        return False
+    major = release.partition(".")[0]
+    return major.isdigit() and int(major) >= 4
+
+
+@cache
+def kafka4_facts() -> Mapping[str, Any]:
+    """The generated Kafka 4 facts document (its ``source`` says how it was made)."""
+    path = resources.files("configctl") / "data" / KAFKA4_FACTS
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def kafka4_release() -> str:
+    """The Kafka 4 release the facts were read from (``4.4``)."""
+    return str(kafka4_facts()["release"])
+
+
+@cache
+def removed_in_kafka4(entity_type: EntityType) -> frozenset[str]:
+    """Keys of this entity type that Kafka 3.9 has and Kafka 4 no longer defines."""
+    removed = kafka4_facts()["removed"].get(EntityType(entity_type).value, ())
+    return frozenset(removed)
+
+
+@cache
+def kafka4_only_keys(entity_type: EntityType) -> Mapping[str, ConfigKey]:
+    """Keys Kafka 4 defines that the 3.9 schemas do not (documented ones only: Kafka's internal
+    keys are not for operators), as records like :func:`keys` gives."""
+    etype = EntityType(entity_type)
+    facts = kafka4_facts().get(etype.value, {})
+    known = keys(etype)
+    result = {}
+    for name, fact in facts.items():
+        if name in known or fact.get("internal"):
+            continue
+        result[name] = ConfigKey(
+            name=name,
+            entity_type=etype,
+            kafka_type=fact["type"],
+            default=fact.get("default"),
+            sensitive=bool(fact.get("sensitive")),
+            importance=fact.get("importance"),
+            update_mode=fact.get("update_mode"),
+        )
+    return MappingProxyType(result)
+
+
+def kafka4_valid_values(entity_type: EntityType, name: str) -> str | None:
+    """Kafka 4's own wording of a key's valid values (its validator's ``toString``), if any."""
+    fact = kafka4_facts().get(EntityType(entity_type).value, {}).get(name)
+    return None if fact is None else fact.get("valid_values")

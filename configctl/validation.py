@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Family",
+    "check_release_key",
     "check_schema_key",
     "check_value",
     "closest",
@@ -58,6 +59,7 @@ __all__ = [
 _SCRAM_ITERATIONS_RE = re.compile(r",iterations=([0-9]+)$")
 _SCRAM_FIELD_RE = re.compile(r"(salt|stored_key|server_key)=([^,]*)")
 _ENUM_SHOWN = 8
+_RANGE_RE = re.compile(r"^\[(-?[0-9]+)?,\.\.\.(?:,(-?[0-9]+))?\]$")
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,6 +338,68 @@ def check_schema_key(family: Family, entity: Entity, name: str, raw: Any, proble
 
 def _is_scram(key: ConfigKey) -> bool:
     return key.kafka_type == "scram_credential"
+
+
+# --------------------------------------------------------------------------------------------
+# What differs by Kafka release (the store says which: Registrations.kafka_release)
+# --------------------------------------------------------------------------------------------
+
+
+def release_matters(entity: Entity, names: Iterable[str]) -> bool:
+    """Whether the release a cluster runs can change the verdict on any of ``names``: a key Kafka 4
+    removed, or one only Kafka 4 has. (Most writes: no, and no one need ask the cluster.)"""
+    etype = entity.schema_type
+    removed, only4 = catalogue.removed_in_kafka4(etype), catalogue.kafka4_only_keys(etype)
+    return any(name in removed or name in only4 for name in names)
+
+
+def check_release_key(entity: Entity, name: str, raw: Any, release: str | None, problems: list[str]) -> bool:
+    """Kafka 4's verdict on one key, where it differs from 3.9's; True when it decided the key
+    (the 3.9 checks are then skipped), False to leave the key to them (always so on 3.x).
+
+    - A key Kafka 4 removed is refused, naming the release: a 4.4 broker refuses a topic's
+      (``Unknown topic config name``) and keeps a broker's as an unknown key that does nothing.
+    - A key only Kafka 4 has is checked for its type and numeric range, as Kafka 4.4 defines them
+      (its other validators are the brokers' to apply: ``--dry-run`` asks them); a read-only
+      broker key, or a per-broker one at ``brokers/<default>``, is refused as 3.9's are
+      (:mod:`configctl.placement` words those for the 3.9 keys).
+    """
+    if not catalogue.is_kafka4(release):
+        return False
+    etype = entity.schema_type
+    if name in catalogue.removed_in_kafka4(etype):
+        problems.append(
+            f"{name} was removed in Kafka 4; this cluster runs {release}: Kafka "
+            f"{catalogue.kafka4_release()} has no {entity.type.value[:-1]} config of that name, drop it"
+        )
+        return True
+    key = catalogue.kafka4_only_keys(etype).get(name)
+    if key is None:
+        return False
+    if key.read_only:
+        problems.append(
+            f"{name} is read-only in Kafka {catalogue.kafka4_release()}: set it in server.properties "
+            "and restart the broker"
+        )
+        return True
+    if key.per_broker and entity.type is EntityType.BROKERS and entity.name == DEFAULT:
+        problems.append(f"{name} can only be set per broker (brokers/<id>), not at brokers/{DEFAULT}")
+        return True
+    if not isinstance(raw, str):
+        problems.append(f"{name}: the value must be a string, not {type(raw).__name__}")
+        return True
+    value, reason = values.parse(key.kafka_type, raw, shown="the value" if key.sensitive else None)
+    if reason is not None:
+        problems.append(f"{name}: {reason}")
+        return True
+    found = _RANGE_RE.match(catalogue.kafka4_valid_values(etype, name) or "")
+    if found is not None and isinstance(value, int) and not isinstance(value, bool):
+        low, high = found.group(1), found.group(2)
+        if low is not None and value < int(low):
+            problems.append(f"{name}: {value} is less than the minimum {low}")
+        if high is not None and value > int(high):
+            problems.append(f"{name}: {value} is greater than the maximum {high}")
+    return True
 
 
 # --------------------------------------------------------------------------------------------

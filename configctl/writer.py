@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from configctl import guards, impact, interrupted, retrying, secrets
+from configctl import guards, impact, interrupted, retrying, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import Entity
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
@@ -54,8 +54,14 @@ def prepare_change(
     password_secret: str | None = None,
     replace: bool = False,
     passwords_in_clear: bool = False,
+    release: str | None = None,
 ) -> ConfigChange:
     """Validate what can be validated alone and put secrets in their stored form.
+
+    ``release``: the Kafka release the target cluster runs, when the caller knows it already
+    (a store's ``kafka_release()``): Kafka 4's key rules then apply here. Unknown (None), Kafka
+    3.9's do, so bad input still fails before a connection is opened; :func:`alter` then applies
+    the cluster's own release before anything is written (a key Kafka 4 removed is refused there).
 
     ``password.encoder.*`` keys given with the change configure the encryption of broker
     password configs and are never stored, as in kafka-configs.sh. ``passwords_in_clear``: the
@@ -70,10 +76,10 @@ def prepare_change(
     # Check plain keys before touching secrets (a misplaced password config should say so, not
     # ask for an encoder secret); SCRAM keys are checked in their stored form afterwards.
     plain = {k: v for k, v in add.items() if k not in secrets.SCRAM_MECHANISMS}
-    validate.check(entity, plain, changed=list(plain), allow_custom=allow_custom)
+    validate.check(entity, plain, changed=list(plain), allow_custom=allow_custom, release=release)
     stored = _stored_secrets(entity, add, encoder_settings, password_secret, passwords_in_clear)
     salted = {k: v for k, v in stored.items() if not _scram_in_clear(k, v)}  # a clear one was parsed above
-    validate.check(entity, salted, changed=list(salted), allow_custom=allow_custom)
+    validate.check(entity, salted, changed=list(salted), allow_custom=allow_custom, release=release)
     return ConfigChange(add=stored, delete=change.delete, replace=replace)
 
 
@@ -165,8 +171,13 @@ def alter(
             )
         after = apply_change(before.config, change, what=entity.display)
         checked = {k: v for k, v in after.items() if not _scram_in_clear(k, v)}
+        written = [k for k in change.add if k in checked]
         validate.check(
-            entity, checked, changed=[k for k in change.add if k in checked], allow_custom=allow_custom
+            entity,
+            checked,
+            changed=written,
+            allow_custom=allow_custom,
+            release=kafka_release(store, entity, written),
         )
         changes = diff(before.config, after)
         if changes and attempts == 1:
@@ -199,6 +210,13 @@ def alter(
         raise Conflict(
             f"{entity.display} kept changing under {max_attempts} attempts; nothing written"
         ) from None
+
+
+def kafka_release(store: ConfigStore, entity: Entity, names: list[str]) -> str | None:
+    """The Kafka release ``store``'s cluster runs (its ``kafka_release()``), asked only when it can
+    change the verdict on writing ``names`` to ``entity`` (a key Kafka 4 removed or added); None
+    otherwise: Kafka 3.9's rules and Kafka 4's agree on every other key."""
+    return store.kafka_release() if validation.release_matters(entity, names) else None
 
 
 def check_kafka_rules(
