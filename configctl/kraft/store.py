@@ -52,6 +52,7 @@ from configctl.store import (
     Stored,
 )
 from configctl.store.capabilities import Unsupported
+from configctl.store.roles import BrokerReports
 from configctl.znodes import HistoryRecord
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ CAPABILITIES = Capabilities(
     fleet_state=False,
     rollout_records=False,
     brokers_validate=True,
+    broker_reports=True,
 )
 
 
@@ -295,6 +297,19 @@ class KRaftStore:
 
     def _clients(self, *, producer: bool = True) -> Any:
         return _Clients(self.bootstrap, self.command_config, self._timeout, producer=producer)
+
+    # -- BrokerReports: each broker asked (configctl.kraft.reports) ------------------------------
+
+    def broker_reports(self) -> BrokerReports:
+        """What each broker reports, asked of that broker itself (``--wait``, ``status``,
+        ``describe --effective --broker N``): the fleet's truth where no listener publishes one."""
+        from configctl.kraft.reports import KRaftReports
+
+        def mode() -> ClusterMode | None:
+            self.kafka_release()  # asks the cluster once, if the choice point did not
+            return self.mode
+
+        return KRaftReports(self.admin, self.bootstrap, self.command_config, self._timeout, mode)
 
     # -- what KRaft has no place for ----------------------------------------------------------
 

@@ -47,6 +47,11 @@ class Capabilities:
     passwords with its own secret): Kafka's refusal of ZooKeeper writes while brokers run does not
     apply, passwords are sent in clear (over the client's TLS), and :meth:`~configctl.store.roles.ConfigWrites.validate`
     asks the broker."""
+    broker_reports: bool = False
+    """Each broker can be asked, through the Admin API sent to that broker, what it reports for an
+    entity (:class:`~configctl.store.roles.BrokerReports`): ``--wait`` asks every registered broker
+    until each reports the written value, ``status`` and ``describe --effective --broker N`` show
+    what the brokers say (KRaft, where no configctl listener publishes a fleet state)."""
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

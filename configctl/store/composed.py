@@ -11,11 +11,19 @@ by name at run time.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from configctl.entities import Entity, EntityType
 from configctl.store.capabilities import Capabilities
-from configctl.store.roles import ConfigStore, ConfigWrites, FleetWatch, History, Rollouts
+from configctl.store.roles import (
+    BrokerReports,
+    ConfigStore,
+    ConfigWrites,
+    FleetWatch,
+    History,
+    HoldsBrokerReports,
+    Rollouts,
+)
 from configctl.store.vocabulary import Change, Committed, NodeOp, Notification, Stored
 from configctl.znodes import HistoryRecord
 
@@ -203,6 +211,14 @@ class Store:
 
     def watch_fleet(self, tell: Callable[..., None], on_lost: Callable[[], None]) -> FleetWatch:
         return self.base.watch_fleet(tell, on_lost)
+
+    # -- BrokerReports -----------------------------------------------------------------------------
+
+    def broker_reports(self) -> BrokerReports:
+        """What each broker reports, asked of it: ``base``'s, which only a store whose capabilities
+        say ``broker_reports`` has (:func:`configctl.store.roles.broker_reports` checks that first)."""
+        self.capabilities.require("broker_reports", what="asking each broker what it reports")
+        return cast(HoldsBrokerReports, self.base).broker_reports()
 
     # -- Rollouts ----------------------------------------------------------------------------------
 

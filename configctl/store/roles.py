@@ -14,6 +14,8 @@ the way httpx picks a transport), and composed explicitly (:class:`configctl.sto
 - :class:`Notifications`: the change numbers brokers report having applied;
 - :class:`FleetState`: what each broker's listener published;
 - :class:`Watches`: calls back when a broker's published state changes (no polling);
+- :class:`BrokerReports`: what each broker itself reports when asked (a store whose capabilities
+  say ``broker_reports``; reached through :func:`broker_reports`);
 - :class:`Rollouts` and :class:`ActiveRollout`: rollout records that outlive their process.
 
 :class:`ConfigStore` is all of them together: what a command holds. Every error is a
@@ -25,7 +27,7 @@ the way httpx picks a transport), and composed explicitly (:class:`configctl.sto
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from configctl.entities import Entity, EntityType
 from configctl.store.capabilities import Capabilities
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from configctl.migration import MetadataOwner
+    from configctl.reported import ReportedConfig
     from configctl.rollout.record import CanaryPlan, Listed, Loaded, Options, Planned, Record, Undo, UndoChunk
 
 
@@ -250,6 +253,45 @@ class Watches(Protocol):
         """Call ``on_state`` with the state document's bytes (None: no listener) now and at every
         change, until it returns False; the caller does not wait for the first call."""
         ...
+
+
+class BrokerReports(Protocol):
+    """What each broker itself reports, asked through the Admin API sent to that broker alone.
+
+    Where no configctl listener publishes a fleet state (KRaft), this is the fleet's truth:
+    ``--wait`` asks every registered broker until each reports the written value, ``status`` and
+    ``describe --effective --broker N`` show what the brokers say. A broker that does not answer
+    raises :class:`~configctl.errors.KafkaUnavailable`; nothing is ever filled in for it.
+    """
+
+    def reported_config(self, broker_id: int, entity: Entity) -> dict[str, str]:
+        """``entity``'s own stored layer as broker ``broker_id`` reports it, in the store's terms
+        (what :meth:`ConfigReads.read` gives: a hidden value masked, SCRAM as ``iterations=N``)."""
+        ...
+
+    def reported_keys(self, broker_id: int, entity: Entity) -> dict[str, ReportedConfig]:
+        """Every key of a broker or topic ``entity`` as broker ``broker_id`` reports it: value,
+        source and synonyms (``describe --effective --broker N``)."""
+        ...
+
+    def cluster_report(self) -> dict[str, Any]:
+        """The cluster as its brokers and controllers describe it: registered brokers (fenced or
+        not), the controller quorum, the metadata version and release (docs/reference/json-output.md,
+        "status on KRaft", gives the shape)."""
+        ...
+
+
+class HoldsBrokerReports(Protocol):
+    """A store that hands out its :class:`BrokerReports` (one whose capabilities say ``broker_reports``)."""
+
+    def broker_reports(self) -> BrokerReports: ...
+
+
+def broker_reports(store: ConfigStore, *, what: str) -> BrokerReports:
+    """``store``'s :class:`BrokerReports`, or a one-line refusal of ``what`` when its capabilities
+    do not say ``broker_reports`` (the capability, not the store's class, decides)."""
+    store.capabilities.require("broker_reports", what=what)
+    return cast(HoldsBrokerReports, store).broker_reports()
 
 
 class ConfigStore(
