@@ -505,11 +505,11 @@ def raise_for_wait(
     if result.refused:
         first = result.refused[0]
         more = f" (and {len(result.refused) - 1} more broker(s))" if len(result.refused) > 1 else ""
-        raise BrokersRefused(f"{done} (change {result.change_number}), but {first.refusal}{more}")
+        raise BrokersRefused(f"{done}{_numbered(result)}, but {first.refusal}{more}")
     if result.computed:
         ids = ", ".join(str(b.broker_id) for b in result.computed)
         raise WaitTimedOut(
-            f"{done} (change {result.change_number}), but Kafka broker(s) {ids} were not asked: their "
+            f"{done}{_numbered(result)}, but Kafka broker(s) {ids} were not asked: their "
             "listener computed it (computed, not applied); run each listener beside its broker so it asks"
         )
     if result.pending:
@@ -517,6 +517,11 @@ def raise_for_wait(
         when = f"after {timeout:g}s" if timeout is not None else "in time"
         first = result.pending[0]
         raise WaitTimedOut(
-            f"{done} (change {result.change_number}), but broker(s) {ids} had not applied it {when}"
+            f"{done}{_numbered(result)}, but broker(s) {ids} had not applied it {when}"
             + (f"; broker {first.broker_id}: {first.reason}" if first.reason else "")
         )
+
+
+def _numbered(result: WaitResult) -> str:
+    """`` (change N)`` after what was written; nothing where writes get no change number (KRaft)."""
+    return "" if result.change_number is None else f" (change {result.change_number})"

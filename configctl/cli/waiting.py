@@ -29,6 +29,7 @@ from configctl.entities import Entity
 from configctl.fleet import (
     raise_for_wait as raise_for_wait,  # the exit status a wait earned; commands import it here
 )
+from configctl.rollout import brokerwait
 from configctl.store import Committed, ConfigStore
 
 DEFAULT_WAIT = 60.0
@@ -72,6 +73,8 @@ def wait_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -> fleet.WaitResult:
     """Wait for every known broker to apply ``committed``, showing their statuses as they arrive."""
+    if store.capabilities.broker_reports:
+        return _ask(store, brokerwait.expected_after_write(store, [c.entity for c in committed]), timeout)
     written = [fleet.Written(c.entity, c.change_number) for c in committed if c.change_number is not None]
     return _follow(store, written, timeout)
 
@@ -79,6 +82,8 @@ def follow(store: ConfigStore, committed: Sequence[Committed], timeout: float) -
 def follow_unchanged(store: ConfigStore, entities: Sequence[Entity], timeout: float) -> fleet.WaitResult:
     """After a write that changed nothing: where every known broker stands with ``entities`` as
     they are stored now (applied up to the newest change, no problem with them left)."""
+    if store.capabilities.broker_reports:
+        return _ask(store, brokerwait.expected_after_write(store, entities), timeout)
     newest = store.latest_change_number()
     number = -1 if newest is None else newest
     return _follow(store, [fleet.Written(e, number, refused_from=-1) for e in entities], timeout)
@@ -90,6 +95,17 @@ def _follow(store: ConfigStore, written: Sequence[fleet.Written], timeout: float
     view = _Waiting()
     with progress(view) as on_update:
         result = view.result = fleet.wait(store, written, timeout, on_update=on_update, every_known=True)
+    return result
+
+
+def _ask(store: ConfigStore, expected: Sequence[brokerwait.Expected], timeout: float) -> fleet.WaitResult:
+    """Where no listener publishes a fleet state (KRaft): every registered broker asked until it
+    reports what was written (:mod:`configctl.rollout.brokerwait`)."""
+    if not expected:
+        return brokerwait.wait_reported(store, expected, timeout)
+    view = _Waiting()
+    with progress(view) as on_update:
+        result = view.result = brokerwait.wait_reported(store, expected, timeout, on_update=on_update)
     return result
 
 
