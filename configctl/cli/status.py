@@ -7,6 +7,12 @@ not: ``down (not registered)``), Kafka's registration of each (``kafka``), what 
 on (``figures``: observed from the broker, or computed without asking it), and their problems (docs/reference/state-and-fleet-nodes.md); and who owns the cluster's metadata (ZooKeeper, a KRaft
 controller, or a migration between them), since configctl refuses every write unless it is
 ZooKeeper. Exits 0 whatever it finds: it reports, it does not judge.
+
+On KRaft (a store whose capabilities say ``broker_reports`` and no ``fleet_state``) no listener
+publishes anything: the brokers (registered, fenced), the controller quorum (leader, voters,
+observers, their log end offsets and lag), the metadata version and release are what the cluster
+says, and each broker is asked for its own dynamic config (whether it answers, how many keys, a
+digest to compare brokers by).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from configctl import fleet
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
 from configctl.cli.render import note, safe, show
-from configctl.documents.status import StatusDocument
+from configctl.documents.status import ReportedStatus, StatusDocument, reported_status
 from configctl.errors import NotFound
 from configctl.migration import MetadataOwner
 
@@ -110,6 +116,63 @@ class StatusView(StatusDocument):
             )
 
 
+class ReportedView(ReportedStatus):
+    """``status`` on KRaft for people: the cluster's line, its brokers and its controller quorum."""
+
+    def render(self, out: Console) -> None:
+        out.print(
+            f"Metadata: KRaft cluster {safe(self.cluster.get('cluster_id') or '?')}: metadata.version "
+            f"{safe(self.cluster.get('metadata_version') or '?')} (Kafka {safe(self.cluster.get('kafka_release') or '?')}); "
+            "configctl writes through the brokers' Admin API; every figure below is what the brokers "
+            "and controllers report"
+        )
+        table = Table(title="Brokers (each asked itself)", title_justify="left", show_edge=False)
+        for column in ("broker", "address", "registration", "answers", "own keys", "default keys", "digest"):
+            table.add_column(
+                column, justify="right" if column in ("broker", "own keys", "default keys") else "left"
+            )
+        for b in self.brokers():
+            fenced = "[red]fenced[/]" if b.get("fenced") is True else "[green]registered[/]"
+            answers = "[green]yes[/]" if b.get("answers") else f"[red]no[/]: {safe(b.get('reason') or '')}"
+            table.add_row(
+                str(b["broker_id"]),
+                safe(f"{b.get('host')}:{b.get('port')}"),
+                fenced,
+                answers,
+                _count(b.get("dynamic_config_keys")),
+                _count(b.get("default_config_keys")),
+                safe((b.get("config_digest") or "")[:19]),
+            )
+        out.print(table)
+        quorum = self.cluster.get("quorum") or {}
+        leader = quorum.get("leader_id")
+        nodes = Table(
+            title=f"Controller quorum (leader {leader if leader is not None else 'none'}, epoch "
+            f"{quorum.get('leader_epoch')}, high watermark {quorum.get('high_watermark')})",
+            title_justify="left",
+            show_edge=False,
+        )
+        for column in ("node", "role", "log end offset", "lag", "last fetch"):
+            nodes.add_column(
+                column, justify="right" if column in ("node", "log end offset", "lag") else "left"
+            )
+        for role, key in (("voter", "voters"), ("observer", "observers")):
+            for node in quorum.get(key) or ():
+                shown = "leader" if role == "voter" and node.get("node_id") == leader else role
+                nodes.add_row(
+                    str(node.get("node_id")),
+                    shown,
+                    _count(node.get("log_end_offset")),
+                    _count(node.get("lag")),
+                    _when(node.get("last_fetch_ms")),
+                )
+        out.print(nodes)
+
+
+def _count(value: object) -> str:
+    return "" if value is None else str(value)
+
+
 def _figures(broker: fleet.BrokerStatus) -> str:
     """Whether the broker's figures were asked of the broker itself or computed by configctl."""
     return fleet.figures(broker.truth, broker.observed_change)
@@ -146,7 +209,16 @@ def status(broker_id: int | None) -> None:
       configctl status -o json
     """
     with open_store() as store:
-        found = fleet.status(store)
+        if store.capabilities.broker_reports and not store.capabilities.fleet_state:
+            reported = reported_status(store, broker_id)
+        else:
+            reported = None
+            found = fleet.status(store)
+    if reported is not None:
+        if broker_id is not None and reported.broker(broker_id) is None:
+            raise NotFound(f"broker {broker_id} is not registered in this KRaft cluster")
+        show(ReportedView(reported.cluster, reported.answers, reported.metadata, broker_id))
+        return
     if broker_id is not None and found.broker(broker_id) is None:
         raise NotFound(
             f"broker {broker_id} is not known (no listener state, fleet record or Kafka registration)"
