@@ -20,6 +20,12 @@ its listener computes), ``unreachable``, or ``config manager`` (no Kafka broker 
 Kafka does not have is refused as ``alter`` refuses it (by :func:`configctl.guards.refusals`, the
 rule :func:`configctl.writer.check_kafka_rules` applies), not answered with the broker's defaults.
 
+On KRaft (a store whose capabilities say ``broker_reports`` and no ``fleet_state``) nothing is
+computed: broker N itself is asked (DescribeConfigs sent to it) and its values, sources and
+synonyms are shown as it reports them, labelled ``reported`` (:func:`reported_effective`). A
+quota or IP entity is refused there: the Admin API reports what is stored for it, not what a
+broker resolves.
+
 Only a running listener publishes its static config, so asking about a broker without one is a
 :class:`NotFound` error rather than a guess that would label server.properties values as
 built-in defaults. Its sensitive static values are published masked; they are masked in the
@@ -38,9 +44,10 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, NotFound, ValidationFailed
 from configctl.handlers import BROKER, BrokerView, handler_for
 from configctl.handlers.base import MISMATCH, Problem
-from configctl.precedence import EffectiveValue, Ignored
+from configctl.precedence import EffectiveValue, Ignored, Synonym
 from configctl.sources import SERVER_PROPERTIES_SOURCES
 from configctl.store import ConfigStore, Stored
+from configctl.store.roles import broker_reports
 from configctl.znodes import BrokerStateZNode
 
 
@@ -181,6 +188,8 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
         )
         if refused:
             raise ValidationFailed(refused)
+    if store.capabilities.broker_reports and not store.capabilities.fleet_state:
+        return reported_effective(store, broker_id, entity)
     state = published_state(store, broker_id)
     kafka = store.running_brokers()
     static = static_config(state)
@@ -216,6 +225,29 @@ def effective_config(store: ConfigStore, broker_id: int, target: Entity | None =
         stored=differs,
         truth=fleet.truth(state, fleet.registered_now(state, kafka, broker_id)),
     )
+
+
+def reported_effective(store: ConfigStore, broker_id: int, entity: Entity) -> EffectiveReport:
+    """``entity`` (broker ``broker_id`` itself, or a topic) as broker ``broker_id`` reports it when
+    asked itself: every key with its value, source and synonyms, nothing computed (``reported``)."""
+    if entity.type not in (EntityType.BROKERS, EntityType.TOPICS):
+        raise InvalidInput(
+            f"describe --effective of {entity.path} on KRaft: the Admin API reports what is stored for a "
+            "quota or IP entity, not what a broker resolves, and no listener computes it; use describe"
+        )
+    reports = broker_reports(store, what="describe --effective")
+    reported = reports.reported_keys(broker_id, entity)
+    values = tuple(
+        EffectiveValue(
+            key.name,
+            key.value,
+            key.source,
+            tuple(Synonym(s.name, s.value, s.source) for s in key.synonyms),
+            key.sensitive,
+        )
+        for key in (reported[name] for name in sorted(reported))
+    )
+    return EffectiveReport(broker_id, entity.path, values, (), None, truth=fleet.REPORTED)
 
 
 def _kept(state: Mapping[str, Any], depends: set[str]) -> dict[str, dict[str, str]]:

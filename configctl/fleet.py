@@ -50,6 +50,8 @@ NOT_REGISTERED = "down (not registered)"
 CONFIG_MANAGER = "config manager"
 """No Kafka broker has this id: its listener is the broker's own config manager, what it applied stands."""
 NO_LISTENER = "no listener"
+REPORTED = "reported"
+"""No listener at all (KRaft): the broker itself was asked through the Admin API and answered."""
 
 
 def is_sidecar(state: Mapping[str, Any]) -> bool:
@@ -84,6 +86,7 @@ def figures(judged: str, observed_change: int | None = None) -> str:
         UNREACHABLE: "unreachable (its Kafka broker does not answer)",
         NOT_REGISTERED: NOT_REGISTERED,
         CONFIG_MANAGER: "applied (its listener is the broker's config manager)",
+        REPORTED: "reported by the broker itself (asked through the Admin API, not computed)",
     }.get(judged, "")
 
 
@@ -231,8 +234,8 @@ def status(store: ConfigStore) -> FleetStatus:
     kafka = store.running_brokers() or set()
     latest = store.latest_change_number()
     metadata = store.metadata_owner()
-    applied = [_change(s.get("last_applied_change")) for s in states.values()]
-    applied = [a for a in applied if a is not None]
+    numbers = (_change(s.get("last_applied_change")) for s in states.values())
+    applied = [a for a in numbers if a is not None]
     if latest is None and applied:
         latest = max(applied)  # every notification was purged: the newest any broker applied is the newest
     brokers = []

@@ -98,7 +98,9 @@ def render_table(out: Console, report: EffectiveReport) -> None:
         log = report.applied_log
         covered = "its applied log covers it" if log and log.get("covered") else "no applied log covers it"
         progress = f"as of {iso(report.at_ms)}, from history; {covered}; applied up to change {change}"
-    if report.truth is not None:
+    if report.truth == fleet.REPORTED:
+        progress = fleet.figures(report.truth)
+    elif report.truth is not None:
         said = fleet.figures(report.truth) or report.truth
         good = report.truth in (fleet.OBSERVED, fleet.CONFIG_MANAGER)
         progress = (f"{said}; " if good else f"[red]{said}[/]; ") + progress
