@@ -174,3 +174,15 @@ def test_broker_level_min_insync_replicas_is_kafkas_to_refuse_while_elr_is_enabl
         assert "Broker-level min.insync.replicas cannot be altered while ELR is enabled" in line
     shown = kafka_configs(kraft, "--describe", "--entity-type", "brokers", "--entity-name", broker)
     assert "min.insync.replicas" not in shown.stdout
+
+
+def test_a_config_for_a_broker_that_is_not_registered_is_refused_in_one_line(kraft_combined):
+    """Kafka 4.4 sends a broker's own config through that broker: for a node the cluster has not
+    registered, its kafka-configs.sh finds no broker to send it to (and describes nothing)."""
+    kraft = kraft_combined
+    missing = str(max(kraft.node_ids) + 7)
+    shown = kafka_configs(kraft, "--describe", "--entity-type", "brokers", "--entity-name", missing)
+    assert f"The broker '{missing}' doesn't exist" in shown.stdout
+    ours = cli(kraft, "alter", "--broker", missing, "--add-config", "log.cleaner.threads=2")
+    assert ours.returncode == 3
+    assert f"broker {missing} is not in the cluster's metadata" in one_line(ours.stderr)
