@@ -18,7 +18,7 @@ from typing import Any
 
 from configctl import fleet
 from configctl.documents.describe import DescribeDocument
-from configctl.documents.history import HistoryDocument
+from configctl.documents.history import Entry, entity_history
 from configctl.documents.rollouts import RolloutListDocument, RolloutShowDocument
 from configctl.documents.status import StatusDocument
 from configctl.effective import EffectiveReport, effective_config
@@ -26,7 +26,7 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, NotFound, one_line
 from configctl.files import read_json
 from configctl.store import ConfigStore, Notification
-from configctl.znodes import HistoryRecord
+from configctl.travel.writers import writers
 
 MAX_EFFECTIVE_BROKERS = 50
 """Brokers whose effective values the entity document computes (each costs a few reads); the
@@ -86,8 +86,15 @@ class ChangePaths:
             del self._paths[number]
         newest = notes[-limit:]
         self._read(store, [n for n in newest if n.number not in self._paths])
+        shown = list(reversed(newest))
+        found = writers(store, {p for n in shown if (p := self._paths.get(n.number)) is not None})
         return [
-            {"change_number": n.number, "entity_path": self._paths.get(n.number)} for n in reversed(newest)
+            {
+                "change_number": n.number,
+                "entity_path": self._paths.get(n.number),
+                "written_outside_configctl": found.of(n.number),
+            }
+            for n in shown
         ]
 
     def latest_for(self, store: ConfigStore, path: str, scan: int = CHANGE_SCAN) -> int | None:
@@ -112,7 +119,7 @@ class EntityDocument:
     entity: Entity
     stored: dict[str, Any]
     history: list[dict[str, Any]]
-    records: list[HistoryRecord]
+    records: list[Entry]
     latest_change: int | None
     applied: list[fleet.BrokerOutcome]
     effective: list[EffectiveReport]
@@ -149,8 +156,9 @@ def entity_document(
     """Everything the console shows about one entity (reads the store; the caller caches)."""
     stored = store.read(entity, strict=False)
     described = DescribeDocument(entity.type, [stored]).to_json()[0]
-    records = store.history(entity)
-    history = HistoryDocument(entity, records).to_json()
+    found = entity_history(store, entity)  # configctl's records and the writes outside it
+    records = list(found.entries)
+    history = found.to_json()
     latest = changes.latest_for(store, entity.path)
     states = store.broker_states()
     known = fleet.known_brokers(store)

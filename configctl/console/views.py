@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from configctl import fleet
 from configctl.audit import report_view
 from configctl.console.documents import EntityDocument
+from configctl.documents.history import keys_changed
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError
 
@@ -155,13 +156,14 @@ def entity_page(
         by_broker.append({"report": shown, "cells": [configs.get(k) for k in keys]})
     history = []
     for record, shown in zip(document.records, document.history, strict=False):
-        history.append({**shown, "keys_changed": sorted(record.changed)})
+        history.append({**shown, "keys_changed": keys_changed(record)})
     return _render(
         "entity.html",
         page="entity",
         versions=versions or {},
         live="status changes",
         doc=document.to_json(),
+        applied=[{**o.to_json(), "label": o.label} for o in document.applied],  # "down (not registered)"
         keys=keys,
         by_broker=by_broker,
         history=history,
