@@ -33,13 +33,20 @@ _BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 class EntityType(str, Enum):
-    """The five entity types of Kafka's dynamic config, spelled as in ZooKeeper."""
+    """The entity types of Kafka's dynamic config, spelled as in ZooKeeper (and kafka-configs.sh).
+
+    The first five exist on every cluster. ``groups`` (a consumer, share or streams group's
+    configs, ConfigResource GROUP) and ``client-metrics`` (a client-metrics subscription,
+    CLIENT_METRICS) exist only on a KRaft cluster (Kafka 4): :attr:`kraft_only`.
+    """
 
     TOPICS = "topics"
     CLIENTS = "clients"
     USERS = "users"
     BROKERS = "brokers"
     IPS = "ips"
+    GROUPS = "groups"
+    CLIENT_METRICS = "client-metrics"
 
     def __str__(self) -> str:
         return self.value
@@ -51,7 +58,10 @@ class EntityType(str, Enum):
 
     @property
     def sanitized(self) -> bool:
-        """User principals and client ids are URL-encoded in ZooKeeper; the rest are stored as typed."""
+        """User principals and client ids are URL-encoded in ZooKeeper; the rest are stored as typed.
+
+        Group ids and subscription names are encoded the same way in configctl's own paths (its
+        history keys): Kafka allows any text there, ``/`` included, and sends them as typed."""
         return self in _SANITIZED_TYPES  # a set lookup: asked for each of 100,000s of entities
 
     @property
@@ -61,14 +71,41 @@ class EntityType(str, Enum):
 
     @property
     def has_default(self) -> bool:
-        return self is not EntityType.TOPICS
+        """Topics, groups and client-metrics subscriptions have no ``<default>`` entity (a group's
+        key falls back to the brokers' ``group.*`` keys instead)."""
+        return self not in _NO_DEFAULT
+
+    @property
+    def kraft_only(self) -> bool:
+        """Kafka keeps this type's configs only on a KRaft cluster (Kafka 4): no ZooKeeper node,
+        no Kafka 3.9 broker, knows it."""
+        return self in _KRAFT_ONLY
+
+    @property
+    def singular(self) -> str:
+        """The type's name for one entity, as messages say it (``topic``, ``client-metrics``)."""
+        return "client-metrics" if self is EntityType.CLIENT_METRICS else self.value[:-1]
 
 
-_SANITIZED_TYPES = frozenset({EntityType.USERS, EntityType.CLIENTS})
+_SANITIZED_TYPES = frozenset(
+    {EntityType.USERS, EntityType.CLIENTS, EntityType.GROUPS, EntityType.CLIENT_METRICS}
+)
+_KRAFT_ONLY = frozenset({EntityType.GROUPS, EntityType.CLIENT_METRICS})
+_NO_DEFAULT = frozenset({EntityType.TOPICS, *_KRAFT_ONLY})
 _TOPICS = EntityType.TOPICS  # a module constant: compared for each of 100,000s of entities
 
-TYPE_ORDER = (EntityType.TOPICS, EntityType.CLIENTS, EntityType.USERS, EntityType.BROKERS, EntityType.IPS)
-"""The order types are listed in (as Kafka's documentation lists them)."""
+TYPE_ORDER = (
+    EntityType.TOPICS,
+    EntityType.CLIENTS,
+    EntityType.USERS,
+    EntityType.BROKERS,
+    EntityType.IPS,
+    EntityType.GROUPS,
+    EntityType.CLIENT_METRICS,
+)
+"""The order types are listed in (as Kafka's documentation lists them; Kafka 4's two last)."""
+ZOOKEEPER_TYPES = tuple(t for t in TYPE_ORDER if not t.kraft_only)
+"""The five types a ZooKeeper-mode cluster (Kafka 3.9) keeps under ``/config/<type>``."""
 
 _RANK = {etype: rank for rank, etype in enumerate(TYPE_ORDER)}  # sort_key's first field, by type
 _REGISTERED: dict[str, EntityType] = {}
@@ -135,7 +172,7 @@ def parse_entity_type(value: str) -> EntityType:
     text = value.strip().lower()
     members = [*EntityType, *_REGISTERED.values()]
     for member in members:
-        if text in (member.value, member.value[:-1]):
+        if text in (member.value, member.value[:-1], member.singular):
             return member
     known = ", ".join(m.value for m in members)
     raise InvalidInput(f"unknown entity type {value!r} (expected one of: {known})")
@@ -186,9 +223,18 @@ def validate_name(entity_type: EntityType, name: str) -> None:
     user or client names (Kafka's sanitizer keeps dots).
     """
     if name == DEFAULT:
-        if not entity_type.has_default:
+        if entity_type is _TOPICS:
             raise InvalidInput(
                 "topics have no <default> entity; broker defaults live under brokers/<default>"
+            )
+        if not entity_type.has_default:
+            raise InvalidInput(
+                f"{entity_type.value} have no <default> entity"
+                + (
+                    "; a group's keys fall back to the brokers' group.* keys"
+                    if entity_type is EntityType.GROUPS
+                    else ""
+                )
             )
         return
     if entity_type is _TOPICS:  # first, and nothing else: a full load names 100,000 topics
@@ -204,7 +250,7 @@ def validate_name(entity_type: EntityType, name: str) -> None:
         if ips.literal(name) is None and not ips.is_host_name(name):
             raise InvalidInput(f"{shown(name)} is not a valid IPv4 or IPv6 address or host name")
         return
-    kind = entity_type.value[:-1]
+    kind = entity_type.singular
     if not name:
         raise InvalidInput(f"{kind} name must not be empty")
     if name in DOT_NAMES:
@@ -265,7 +311,7 @@ class Entity:
         etype = entity_type if isinstance(entity_type, EntityType) else parse_entity_type(entity_type)
         literal = literal and name == DEFAULT
         if literal and not etype.sanitized:
-            raise InvalidInput(f"a {etype.value[:-1]} cannot be literally named {DEFAULT}")
+            raise InvalidInput(f"a {etype.singular} cannot be literally named {DEFAULT}")
         if not literal:
             validate_name(etype, name)
         if client is not None:
@@ -398,7 +444,7 @@ class Entity:
     @property
     def display(self) -> str:
         """A human label: ``user 'alice', client 'app1'``, ``default user``."""
-        kind = self.type.value[:-1]
+        kind = self.type.singular
         label = f"default {kind}" if self.user_is_default else f"{kind} {self.name!r}"
         if self.client is not None:
             label += ", default client" if self.client_is_default else f", client {self.client!r}"
@@ -419,7 +465,7 @@ def _stored_to_plain(etype: EntityType, stored: str) -> tuple[str, bool]:
     if stored == DEFAULT:
         return stored, False
     if stored == "" or stored in DOT_NAMES:
-        raise InvalidInput(f"{shown(stored)} is not a valid {etype.value[:-1]} node name")
+        raise InvalidInput(f"{shown(stored)} is not a valid {etype.singular} node name")
     if not etype.sanitized:
         return stored, False
     try:

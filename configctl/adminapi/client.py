@@ -24,6 +24,7 @@ from kafka.protocol.admin import (
     DescribeConfigsRequest,
     DescribeUserScramCredentialsRequest,
     IncrementalAlterConfigsRequest,
+    ListConfigResourcesRequest,
 )
 
 from configctl.adminapi.connection import client_options
@@ -35,7 +36,9 @@ from configctl.errors import InvalidInput, shown
 from configctl.reported import ReportedConfig, ReportedSynonym, quota_text
 
 # Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
-_TOPIC, _BROKER = 2, 4
+_TOPIC, _BROKER, _CLIENT_METRICS, _GROUP = 2, 4, 16, 32
+_RESOURCE = {EntityType.GROUPS: _GROUP, EntityType.CLIENT_METRICS: _CLIENT_METRICS}
+"""The ConfigResource type of each family that has one of its own on Kafka 4 (KRaft) only."""
 _SOURCES = {
     0: "UNKNOWN",
     1: "DYNAMIC_TOPIC_CONFIG",
@@ -44,8 +47,8 @@ _SOURCES = {
     4: "STATIC_BROKER_CONFIG",
     5: "DEFAULT_CONFIG",
     6: "DYNAMIC_BROKER_LOGGER_CONFIG",
-    7: "CLIENT_METRICS_CONFIG",
-    8: "GROUP_CONFIG",
+    7: "DYNAMIC_CLIENT_METRICS_CONFIG",  # as Kafka's ConfigEntry.ConfigSource and kafka-configs.sh name them
+    8: "DYNAMIC_GROUP_CONFIG",
 }
 _SET, _DELETE = 0, 1
 _MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
@@ -289,6 +292,49 @@ class KafkaAdmin:
             if problem is not None:
                 raise problem
 
+    # -- Kafka 4's group configs and client-metrics subscriptions (KRaft) ---------------------
+
+    def describe_resource(
+        self, entity: Entity, keys: Iterable[str] | None = None
+    ) -> dict[str, ReportedConfig]:
+        """Every config of a group or a client-metrics subscription as the cluster reports it (the
+        keys it sets and, below them, what each falls back to). Kafka 4 answers for any name,
+        set or not (a group's configs may be set before the group exists)."""
+        kind = _resource_type(entity)
+        return self._describe(kind, entity.name, keys, node_id=None, what=entity.display)
+
+    def alter_resource(
+        self,
+        entity: Entity,
+        set_keys: Mapping[str, str],
+        delete_keys: Iterable[str] = (),
+        *,
+        validate_only: bool = False,
+    ) -> None:
+        """IncrementalAlterConfigs on a group or a client-metrics subscription, sent to any broker,
+        which checks it (``GroupConfig.validate``, ``ClientMetricsConfigs.validate``) and has the
+        controller write it; a refusal raises :class:`~configctl.errors.BrokerRefused`."""
+        what = f"change the config of {entity.display}"
+        self._alter_configs(
+            _resource_type(entity), entity.name, set_keys, delete_keys, what, entity.path, None, validate_only
+        )
+
+    def resource_names(self, entity_type: EntityType) -> list[str]:
+        """Every group or client-metrics subscription the cluster holds a config for, sorted
+        (ListConfigResources, Kafka 4.1+; a group with no config of its own is not listed)."""
+        kind = _RESOURCE.get(entity_type)
+        if kind is None:
+            raise ValueError(f"{entity_type.value} are not listed by ListConfigResources here")
+        what = f"list the {entity_type.value} with a config"
+        request = ListConfigResourcesRequest(resource_types=[kind], min_version=1)
+        response = self._send(request, None, what)
+        problem = refusal(response.error_code, None, what)
+        if problem is not None:
+            raise problem
+        return sorted(
+            {r.resource_name for r in response.config_resources if getattr(r, "resource_type", kind) == kind}
+        )
+
     # -- quotas and credentials -------------------------------------------------------------
 
     def client_quotas(self, entity: Entity) -> dict[str, str]:
@@ -405,6 +451,13 @@ def _reported_configs(entries: Iterable[Any]) -> dict[str, ReportedConfig]:
             ),
         )
     return configs
+
+
+def _resource_type(entity: Entity) -> int:
+    kind = _RESOURCE.get(entity.type)
+    if kind is None:
+        raise ValueError(f"{entity.display} has no config resource of its own")
+    return kind
 
 
 def _quota_entity(names: Mapping[str, str | None]) -> Entity | None:

@@ -13,6 +13,10 @@ A SCRAM credential goes through a broker only from the operator's ``[iterations=
 desired-state file or a change prepared for ZooKeeper) holds no salted password to send, so it
 goes to ZooKeeper as Kafka's own tool allows, and a clear one that goes to ZooKeeper is salted
 into its stored form first: a password is never written anywhere.
+
+Kafka 4's groups and client-metrics subscriptions (KRaft clusters only) are config resources of
+their own, changed by IncrementalAlterConfigs as topics are; a ZooKeeper-mode cluster has neither,
+so a change to one is refused here before anything is sent or written (:func:`refuse_kraft_only`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ def goes_through(change: Change, running: set[int]) -> bool:
     a broker config of a broker that is not running, and a user change whose only changes are
     SCRAM credentials in their stored form (which only ZooKeeper can take)."""
     entity = change.entity
+    refuse_kraft_only(entity.type)
     if not running:
         return False
     if entity.type is EntityType.BROKERS:
@@ -49,6 +54,16 @@ def goes_through(change: Change, running: set[int]) -> bool:
             )
         return not stored_form
     return True
+
+
+def refuse_kraft_only(entity_type: EntityType, where: str = "this cluster runs in ZooKeeper mode") -> None:
+    """Refuse a family only a KRaft cluster (Kafka 4) has, on a cluster that is not one: the one
+    wording of that refusal (the command line's, before a store is opened, is this one too)."""
+    if entity_type.kraft_only:
+        raise InvalidInput(
+            f"{entity_type.value} configs need Kafka 4 (a KRaft cluster, --bootstrap-server); "
+            f"{where}; nothing was written"
+        )
 
 
 def for_zookeeper(change: Change) -> Change:
@@ -131,6 +146,8 @@ def send(
             admin.alter_broker(broker, keys, gone, validate_only=validate_only, via=via)
         elif entity.type is EntityType.TOPICS:
             admin.alter_topic(entity.name, keys, gone, validate_only=validate_only)
+        elif entity.type.kraft_only:
+            admin.alter_resource(entity, keys, gone, validate_only=validate_only)
         else:
             admin.alter_client_quotas(entity, keys, gone, validate_only=validate_only)
     if requests.scram_set or requests.scram_delete:

@@ -1,4 +1,5 @@
-"""One handler per entity family (Kafka's ``ConfigHandler`` per entity type): broker, topic, quota, ip.
+"""One handler per entity family (Kafka's ``ConfigHandler`` per entity type): broker, topic, quota, ip,
+and Kafka 4's group and client-metrics (KRaft clusters only).
 
 :func:`handler_for` answers from the registry (:func:`register`). Adding an entity type means: its
 row in :mod:`configctl.entities`, its schema in ``schemas/``, a handler module here, and one line below.
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from configctl.handlers.base import BrokerView, FamilyHandler, handler_for, handlers, register, unregister
 from configctl.handlers.broker import BrokerHandler
+from configctl.handlers.clientmetrics import ClientMetricsHandler
+from configctl.handlers.group import GroupHandler
 from configctl.handlers.ip import IpHandler
 from configctl.handlers.quota import QuotaHandler
 from configctl.handlers.topic import TopicHandler
@@ -23,11 +26,15 @@ BROKER = BrokerHandler()
 TOPIC = TopicHandler()
 QUOTA = QuotaHandler()
 IP = IpHandler()
-for _handler in (BROKER, TOPIC, QUOTA, IP):
+GROUP = GroupHandler()
+CLIENT_METRICS = ClientMetricsHandler()
+for _handler in (BROKER, TOPIC, QUOTA, IP, GROUP, CLIENT_METRICS):
     register(_handler)
 
 __all__ = [
     "BROKER",
+    "CLIENT_METRICS",
+    "GROUP",
     "IP",
     "QUOTA",
     "TOPIC",

@@ -5,7 +5,9 @@ controllers') Admin API: DescribeConfigs reports every layer of a topic's or bro
 which configctl's "stored config" is the one dynamic layer the entity owns (its source tells
 which); DescribeClientQuotas reports what is stored for exactly one quota or IP entity; SCRAM
 credentials are reported by mechanism and iteration count only (Kafka never hands out a salted
-password, so configctl shows what Kafka shows: ``iterations=N``).
+password, so configctl shows what Kafka shows: ``iterations=N``). Kafka 4's groups and
+client-metrics subscriptions are config resources of their own, described as topics are: their
+stored config is the layer at their own source.
 
 Sensitive values (passwords) come back as null: they are stored here as
 :data:`configctl.secrets.MASK`, so a describe shows that a key is set without its value.
@@ -22,6 +24,8 @@ OWN_SOURCE = {
     "topic": "DYNAMIC_TOPIC_CONFIG",
     "broker": "DYNAMIC_BROKER_CONFIG",
     "default": "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    "groups": "DYNAMIC_GROUP_CONFIG",
+    "client-metrics": "DYNAMIC_CLIENT_METRICS_CONFIG",
 }
 """The DescribeConfigs source of the layer each kind of entity owns (its "stored" config)."""
 
@@ -45,6 +49,8 @@ def read_entity(admin: KafkaAdmin, entity: Entity, any_broker: int | None) -> di
     the cluster-wide broker default (None: no broker runs, so there is nothing to ask)."""
     if entity.type is EntityType.TOPICS:
         return own_layer(admin.describe_topic(entity.name), OWN_SOURCE["topic"])
+    if entity.type.kraft_only:  # groups, client-metrics: a config resource of their own
+        return own_layer(admin.describe_resource(entity), OWN_SOURCE[entity.type.value])
     if entity.type is EntityType.BROKERS:
         if entity.is_default:
             if any_broker is None:

@@ -162,7 +162,8 @@ class KRaftStore:
 
     def entities(self, entity_type: EntityType) -> list[Entity]:
         """Every entity of a type the cluster holds a config for (topics: every topic but
-        configctl's own history topic; brokers: each running broker and the default)."""
+        configctl's own history topic; brokers: each running broker and the default; groups and
+        client-metrics subscriptions: those with a config, as ListConfigResources lists them)."""
         if entity_type is EntityType.TOPICS:
             names = [t for t in self.admin.topic_names() if t != historytopic.TOPIC]
             return [Entity.of(EntityType.TOPICS, name) for name in names]
@@ -171,10 +172,23 @@ class KRaftStore:
             return [Entity.named(EntityType.BROKERS, "")] + [
                 Entity.named(EntityType.BROKERS, str(b)) for b in ids
             ]
+        if entity_type.kraft_only:  # groups, client-metrics: ListConfigResources names them
+            return sorted(self._resources(entity_type))
         found = {e for e in self.admin.all_client_quotas() if e.type is entity_type}
         if entity_type is EntityType.USERS:
             found |= {Entity.named(EntityType.USERS, user) for user in self.admin.scram_users()}
         return sorted(found)
+
+    def _resources(self, entity_type: EntityType) -> list[Entity]:
+        """The groups or subscriptions the cluster holds a config for; a name no entity can have
+        (``.``, ``..``) is skipped with a warning, as the other stores skip what they cannot name."""
+        found = []
+        for name in self.admin.resource_names(entity_type):
+            try:
+                found.append(Entity.named(entity_type, name))
+            except InvalidInput as exc:
+                log.warning("skipping %s %r: %s", entity_type.singular, name, exc)
+        return found
 
     def entity_names(self, entity_type: EntityType, *, user: str | None = None) -> list[str]:
         if user is not None:
