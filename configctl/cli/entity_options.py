@@ -5,6 +5,10 @@ the same position, so ``--entity-type users --entity-default --entity-type clien
 --entity-name app1`` means ``users/<default>/clients/app1``. click does not keep the order
 of different options, so :class:`EntityCommand` remembers the raw arguments and
 :func:`select_entities` reads the order from them.
+
+Kafka 4's ``groups`` and ``client-metrics`` (``--group``, ``--client-metrics``) exist only on a
+KRaft cluster: naming one without ``--bootstrap-server`` (so on ZooKeeper, Kafka 3.9) is refused
+here, before any store is opened (:func:`refuse_on_zookeeper`).
 """
 
 from __future__ import annotations
@@ -34,7 +38,11 @@ _SHORTCUTS = {
     "user": EntityType.USERS,
     "broker": EntityType.BROKERS,
     "ip": EntityType.IPS,
+    "group": EntityType.GROUPS,
+    "client_metrics": EntityType.CLIENT_METRICS,
 }
+_NO_DEFAULTS = frozenset({"topic", "group", "client_metrics"})
+"""Shortcuts whose type has no ``<default>`` entity, so no ``--*-defaults`` flag."""
 
 
 def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -45,7 +53,8 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "entity_types",
             multiple=True,
             metavar="TYPE",
-            help="topics, clients, users, brokers or ips; give users then clients for user+client entities.",
+            help="topics, clients, users, brokers or ips (or, on Kafka 4, groups or client-metrics); "
+            "give users then clients for user+client entities.",
             shell_complete=completion.complete_entity_type,
         ),
         click.option(
@@ -90,6 +99,19 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             shell_complete=completion.complete_entity_name,
         ),
         click.option(
+            "--group",
+            metavar="NAME",
+            help="A consumer, share or streams group (Kafka 4, KRaft).",
+            shell_complete=completion.complete_entity_name,
+        ),
+        click.option(
+            "--client-metrics",
+            "client_metrics",
+            metavar="NAME",
+            help="A client-metrics subscription (Kafka 4, KRaft).",
+            shell_complete=completion.complete_entity_name,
+        ),
+        click.option(
             "--client-defaults", is_flag=True, help="The <default> client (with --user: that user's)."
         ),
         click.option("--user-defaults", is_flag=True, help="The <default> user."),
@@ -114,7 +136,7 @@ class Selection:
 def select(ctx: click.Context, params: dict[str, Any], *, allow_all: bool = False) -> Selection:
     """Resolve the entity options into one entity (or, with ``allow_all``, a whole type)."""
     shortcut_given = any(params.get(k) for k in _SHORTCUTS) or any(
-        params.get(f"{k}_defaults") for k in _SHORTCUTS if k != "topic"
+        params.get(f"{k}_defaults") for k in _SHORTCUTS if k not in _NO_DEFAULTS
     )
     generic_given = bool(
         params.get("entity_types") or params.get("entity_names") or params.get("entity_default")
@@ -123,10 +145,12 @@ def select(ctx: click.Context, params: dict[str, Any], *, allow_all: bool = Fals
         raise InvalidInput(
             "use either --entity-type/--entity-name/--entity-default or the shortcuts, not both"
         )
-    if shortcut_given:
-        return _from_shortcuts(params)
-    if generic_given:
-        return _from_generic(ctx, params, allow_all=allow_all)
+    if shortcut_given or generic_given:
+        chosen = (
+            _from_shortcuts(params) if shortcut_given else _from_generic(ctx, params, allow_all=allow_all)
+        )
+        refuse_on_zookeeper(ctx, chosen.entity_type)
+        return chosen
     raise InvalidInput(
         "name an entity: --entity-type with --entity-name/--entity-default, or --topic/--broker/..."
     )
@@ -139,7 +163,7 @@ def _from_shortcuts(params: dict[str, Any]) -> Selection:
     named: dict[EntityType, str] = {}
     for key, etype in _SHORTCUTS.items():
         value = params.get(key)
-        is_default = bool(params.get(f"{key}_defaults")) if key != "topic" else False
+        is_default = bool(params.get(f"{key}_defaults")) if key not in _NO_DEFAULTS else False
         if value is not None and is_default:
             raise InvalidInput(f"--{key} and --{key}-defaults cannot be combined")
         if value is not None:
@@ -152,12 +176,33 @@ def _from_shortcuts(params: dict[str, Any]) -> Selection:
             Entity.named(EntityType.USERS, named[EntityType.USERS], named[EntityType.CLIENTS]),
         )
     if len(named) != 1:
-        flags = ", ".join(f"--{t.value[:-1]}" for t in named)
+        flags = ", ".join(f"--{_flag(t)}" for t in named)
         raise InvalidInput(f"name one entity (only --user and --client combine); got {flags}")
     ((etype, name),) = named.items()
     if etype is EntityType.TOPICS and name == "":
         raise InvalidInput("topic name must not be empty")
     return Selection(etype, Entity.named(etype, name))
+
+
+def _flag(entity_type: EntityType) -> str:
+    """The shortcut option naming one entity of ``entity_type`` (``topic``, ``client-metrics``)."""
+    key = next(k for k, t in _SHORTCUTS.items() if t is entity_type)
+    return key.replace("_", "-")
+
+
+def refuse_on_zookeeper(ctx: click.Context, entity_type: EntityType) -> None:
+    """A family only Kafka 4 has (groups, client-metrics), named without ``--bootstrap-server``:
+    the store would be ZooKeeper, whose Kafka (3.9) has no such configs. Refused in one line, in
+    the words of the Admin API edge (:func:`configctl.adminapi.families.refuse_kraft_only`), which
+    refuses it again on a ZooKeeper-mode cluster reached through ``--bootstrap-server``."""
+    if not entity_type.kraft_only:
+        return
+    from configctl.cli.options import settings
+
+    if settings(ctx).bootstrap_server is None:
+        from configctl.adminapi.families import refuse_kraft_only
+
+        refuse_kraft_only(entity_type, "without --bootstrap-server configctl reads ZooKeeper (Kafka 3.9)")
 
 
 def _from_generic(ctx: click.Context, params: dict[str, Any], *, allow_all: bool) -> Selection:
@@ -221,6 +266,8 @@ ENTITY_PARAM_NAMES = (
     "user",
     "broker",
     "ip",
+    "group",
+    "client_metrics",
     "client_defaults",
     "user_defaults",
     "broker_defaults",

@@ -15,11 +15,13 @@ Kafka 4.4's rules between keys (``GroupConfig.validate``), shown with a real bro
   side the group's own value or the broker's fallback, checked when the group sets either;
 - a group's timeout, interval or limit must lie within the brokers' bounds for it
   (``group.consumer.min.session.timeout.ms`` ... ``group.consumer.max.session.timeout.ms``, ...);
-- a dead-letter queue topic must not start with ``__``; rack-aware assignment tags are distinct.
+- a dead-letter queue topic must not start with ``__``; rack-aware assignment tags are distinct;
+  ``share.auto.offset.reset`` is ``latest``, ``earliest`` or ``by_duration:<ISO-8601 duration>``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 
@@ -93,6 +95,10 @@ BOUNDS: Mapping[str, tuple[str | None, str | None]] = {
 """Each group key Kafka 4.4 bounds by broker keys (``GroupConfig.validateValues``): (min, max)."""
 
 DLQ_TOPIC = "errors.deadletterqueue.topic.name"
+AUTO_OFFSET_RESET = "share.auto.offset.reset"
+_RESET_RE = re.compile(r"latest|earliest|by_duration:-?P.+")
+"""Kafka 4.4's ``ShareGroupAutoOffsetResetStrategy``: latest, earliest or ``by_duration:<ISO-8601>``
+(the duration itself is Java's ``Duration.parse`` to judge: a dry run asks the brokers)."""
 RACK_TAGS = "streams.rack.aware.assignment.tags"
 
 
@@ -158,6 +164,11 @@ class GroupHandler(FamilyHandler):
             session, heartbeat = _number(config.get(session_key)), _number(config.get(heartbeat_key))
             if session is not None and heartbeat is not None and session <= heartbeat:
                 problems.append(_session_problem(session_key, session, heartbeat_key, heartbeat))
+        reset = config.get(AUTO_OFFSET_RESET)
+        if reset is not None and not _RESET_RE.fullmatch(reset.strip()):
+            problems.append(
+                f"{AUTO_OFFSET_RESET}: {reset!r} is not 'earliest', 'latest' or 'by_duration:<PnDTnHnMn.nS>'"
+            )
         dlq = config.get(DLQ_TOPIC)
         if dlq is not None and dlq.strip().startswith("__"):
             problems.append(
