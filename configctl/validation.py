@@ -382,7 +382,7 @@ def check_release_key(entity: Entity, name: str, raw: Any, release: str | None, 
             "and restart the broker"
         )
         return True
-    if key.per_broker and entity.type is EntityType.BROKERS and entity.name == DEFAULT:
+    if key.per_broker and entity.name == DEFAULT:  # only broker keys have an update mode
         problems.append(f"{name} can only be set per broker (brokers/<id>), not at brokers/{DEFAULT}")
         return True
     if not isinstance(raw, str):

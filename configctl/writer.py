@@ -220,13 +220,25 @@ def kafka_release(store: ConfigStore, entity: Entity, names: list[str]) -> str |
 
 
 def check_kafka_rules(
-    store: ConfigStore, entities: list[Entity], *, allow_running_brokers: bool = False
+    store: ConfigStore,
+    entities: list[Entity],
+    *,
+    allow_running_brokers: bool = False,
+    written: Mapping[Entity, Mapping[str, str]] | None = None,
 ) -> None:
     """Refuse what Kafka's own ZooKeeper admin path refuses (:mod:`configctl.guards`), before writing.
 
     Each entity's handler says what must be read to judge it: whether Kafka created it (topics),
     whether its name resolves (IPs), whether running brokers refuse it (broker configs).
+    ``written``: the keys and values each write sets, judged by the release the cluster runs
+    (:func:`configctl.validation.check_release_key`: on Kafka 4, a key it removed), for a caller
+    whose configs were validated without it (a desired-state file is checked before any store).
     """
+    release_problems: list[str] = []
+    for entity, config in (written or {}).items():
+        release = kafka_release(store, entity, list(config))
+        for name, value in config.items():
+            validation.check_release_key(entity, name, value, release, release_problems)
     topics = [e.name for e in entities if handler_for(e).created_by_kafka]
     problems = guards.refusals(
         entities,
@@ -238,5 +250,5 @@ def check_kafka_rules(
         # A store that sends running brokers' configs through them lets the brokers judge.
         allow_running_brokers=allow_running_brokers or store.capabilities.brokers_validate,
     )
-    if problems:
-        raise ValidationFailed(problems)
+    if problems or release_problems:
+        raise ValidationFailed(release_problems + problems)

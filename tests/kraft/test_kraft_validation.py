@@ -186,3 +186,16 @@ def test_a_config_for_a_broker_that_is_not_registered_is_refused_in_one_line(kra
     ours = cli(kraft, "alter", "--broker", missing, "--add-config", "log.cleaner.threads=2")
     assert ours.returncode == 3
     assert f"broker {missing} is not in the cluster's metadata" in one_line(ours.stderr)
+
+
+def test_the_kafka_rules_check_judges_what_a_write_sets_by_the_clusters_release(
+    store, kraft_combined, unique
+):
+    """For callers whose configs were validated before any store (desired-state files):
+    ``check_kafka_rules(written=...)`` applies the release the cluster runs."""
+    topic = unique("rules")
+    kraft_combined.create_topics(topic)
+    entity = Entity.of(EntityType.TOPICS, topic)
+    writer.check_kafka_rules(store, [entity], written={entity: {"retention.ms": "600000"}})
+    with pytest.raises(ValidationFailed, match=r"message\.format\.version was removed in Kafka 4"):
+        writer.check_kafka_rules(store, [entity], written={entity: {"message.format.version": "3.0-IV1"}})
