@@ -9,14 +9,18 @@ There is no ``<default>`` group: the broker keys are the cluster's defaults. A g
 moves nothing but the group itself, and it can be set before the group exists (a real 4.4
 broker takes it: tests/kraft/test_kraft_new_families.py).
 
-Kafka 4.4's rules between keys (``GroupConfig.validate``), shown with a real broker there:
+Kafka 4.4's rules between keys (``GroupConfig.validate``), shown with a real broker there. Checked
+here, on the keys a group sets (:meth:`GroupHandler.own_rules`), before anything is sent:
 
-- a session timeout must exceed its heartbeat interval (consumer, share and streams groups), each
-  side the group's own value or the broker's fallback, checked when the group sets either;
-- a group's timeout, interval or limit must lie within the brokers' bounds for it
-  (``group.consumer.min.session.timeout.ms`` ... ``group.consumer.max.session.timeout.ms``, ...);
+- a session timeout must exceed its heartbeat interval (consumer, share and streams groups);
 - a dead-letter queue topic must not start with ``__``; rack-aware assignment tags are distinct;
   ``share.auto.offset.reset`` is ``latest``, ``earliest`` or ``by_duration:<ISO-8601 duration>``.
+
+Left to the brokers, which judge every group write (a KRaft write goes through them, ``--dry-run``
+asks them): the same session rule where one side is the brokers' fallback, and each timeout,
+interval or limit within the brokers' bounds (``group.consumer.min.session.timeout.ms`` ...).
+Both depend on the brokers' server.properties, which configctl cannot read on KRaft: judging them
+on Kafka's defaults would refuse what a cluster with wider bounds takes.
 """
 
 from __future__ import annotations
@@ -42,58 +46,6 @@ SESSION_HEARTBEAT = (
 )
 """(session timeout, heartbeat interval) of each kind of group: the session must be the longer."""
 
-BOUNDS: Mapping[str, tuple[str | None, str | None]] = {
-    "consumer.heartbeat.interval.ms": (
-        "group.consumer.min.heartbeat.interval.ms",
-        "group.consumer.max.heartbeat.interval.ms",
-    ),
-    "consumer.session.timeout.ms": (
-        "group.consumer.min.session.timeout.ms",
-        "group.consumer.max.session.timeout.ms",
-    ),
-    "consumer.assignment.interval.ms": (
-        "group.consumer.min.assignment.interval.ms",
-        "group.consumer.max.assignment.interval.ms",
-    ),
-    "share.heartbeat.interval.ms": (
-        "group.share.min.heartbeat.interval.ms",
-        "group.share.max.heartbeat.interval.ms",
-    ),
-    "share.session.timeout.ms": ("group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
-    "share.record.lock.duration.ms": (
-        "group.share.min.record.lock.duration.ms",
-        "group.share.max.record.lock.duration.ms",
-    ),
-    "share.delivery.count.limit": (
-        "group.share.min.delivery.count.limit",
-        "group.share.max.delivery.count.limit",
-    ),
-    "share.partition.max.record.locks": (
-        "group.share.min.partition.max.record.locks",
-        "group.share.max.partition.max.record.locks",
-    ),
-    "share.assignment.interval.ms": (
-        "group.share.min.assignment.interval.ms",
-        "group.share.max.assignment.interval.ms",
-    ),
-    "streams.heartbeat.interval.ms": (
-        "group.streams.min.heartbeat.interval.ms",
-        "group.streams.max.heartbeat.interval.ms",
-    ),
-    "streams.session.timeout.ms": (
-        "group.streams.min.session.timeout.ms",
-        "group.streams.max.session.timeout.ms",
-    ),
-    "streams.num.standby.replicas": (None, "group.streams.max.standby.replicas"),
-    "streams.assignment.interval.ms": (
-        "group.streams.min.assignment.interval.ms",
-        "group.streams.max.assignment.interval.ms",
-    ),
-    "streams.task.offset.interval.ms": ("group.streams.min.task.offset.interval.ms", None),
-    "streams.num.warmup.replicas": (None, "group.streams.max.warmup.replicas"),
-}
-"""Each group key Kafka 4.4 bounds by broker keys (``GroupConfig.validateValues``): (min, max)."""
-
 DLQ_TOPIC = "errors.deadletterqueue.topic.name"
 AUTO_OFFSET_RESET = "share.auto.offset.reset"
 _RESET_RE = re.compile(r"latest|earliest|by_duration:-?P.+")
@@ -106,7 +58,6 @@ class GroupHandler(FamilyHandler):
     types = (EntityType.GROUPS,)
     family = "groups"
     independent = True
-    rule_keys = frozenset({key for pair in SESSION_HEARTBEAT for key in pair} | set(BOUNDS))
 
     def admit(
         self, entity: Entity, stored: Mapping[str, str], *, change_number: int | None, decrypt: Decrypt | None
@@ -177,31 +128,6 @@ class GroupHandler(FamilyHandler):
         tags = [t.strip() for t in (config.get(RACK_TAGS) or "").split(",") if t.strip()]
         if len(tags) != len(set(tags)):
             problems.append(f"{RACK_TAGS} must not contain duplicate tag keys")
-        return problems
-
-    def effective_rules(
-        self, config: Mapping[str, str | None], broker: Mapping[str, str | None]
-    ) -> list[str]:
-        """The group's effective config (its keys, else the brokers') against the brokers' bounds."""
-        problems = []
-        for name, (low_key, high_key) in BOUNDS.items():
-            value = _number(config.get(name))
-            low = _number(broker.get(low_key)) if low_key else None
-            high = _number(broker.get(high_key)) if high_key else None
-            if value is None:
-                continue
-            if low is not None and high is not None and not low <= value <= high:
-                problems.append(
-                    f"{name} must be in the range {low} to {high} inclusive ({low_key}, {high_key}), not {value}"
-                )
-            elif low is not None and high is None and value < low:
-                problems.append(f"{name} must be at least {low} ({low_key}), not {value}")
-            elif high is not None and low is None and value > high:
-                problems.append(f"{name} must be at most {high} ({high_key}), not {value}")
-        for session_key, heartbeat_key in SESSION_HEARTBEAT:
-            session, heartbeat = _number(config.get(session_key)), _number(config.get(heartbeat_key))
-            if session is not None and heartbeat is not None and session <= heartbeat:
-                problems.append(_session_problem(session_key, session, heartbeat_key, heartbeat))
         return problems
 
 
