@@ -295,13 +295,13 @@ class KafkaAdmin:
     # -- Kafka 4's group configs and client-metrics subscriptions (KRaft) ---------------------
 
     def describe_resource(
-        self, entity: Entity, keys: Iterable[str] | None = None
+        self, entity: Entity, keys: Iterable[str] | None = None, *, node_id: int | None = None
     ) -> dict[str, ReportedConfig]:
-        """Every config of a group or a client-metrics subscription as the cluster reports it (the
-        keys it sets and, below them, what each falls back to). Kafka 4 answers for any name,
-        set or not (a group's configs may be set before the group exists)."""
+        """Every config of a group or a client-metrics subscription as broker ``node_id`` (None:
+        any) reports it (the keys it sets and, below them, what each falls back to). Kafka 4
+        answers for any name, set or not (a group's configs may be set before the group exists)."""
         kind = _resource_type(entity)
-        return self._describe(kind, entity.name, keys, node_id=None, what=entity.display)
+        return self._describe(kind, entity.name, keys, node_id=node_id, what=entity.display)
 
     def alter_resource(
         self,
