@@ -137,6 +137,16 @@ def unregister_type(entity_type: EntityType) -> None:
         del _RANK[entity_type]
 
 
+def refuse_kraft_only(entity_type: EntityType, where: str = "this cluster runs in ZooKeeper mode") -> None:
+    """Refuse a family only a KRaft cluster (Kafka 4) has, where the cluster is not one (``where``
+    says how that is known): the one wording of that refusal, for every path that can meet it."""
+    if entity_type.kraft_only:
+        raise InvalidInput(
+            f"{entity_type.value} configs need Kafka 4 (a KRaft cluster, --bootstrap-server); "
+            f"{where}; nothing was written"
+        )
+
+
 def name_sort_key(entity_type: EntityType, name: str) -> tuple[int, str]:
     """``<default>`` first, then broker ids by number, then names as text."""
     if name == DEFAULT:

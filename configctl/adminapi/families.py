@@ -16,7 +16,8 @@ into its stored form first: a password is never written anywhere.
 
 Kafka 4's groups and client-metrics subscriptions (KRaft clusters only) are config resources of
 their own, changed by IncrementalAlterConfigs as topics are; a ZooKeeper-mode cluster has neither,
-so a change to one is refused here before anything is sent or written (:func:`refuse_kraft_only`).
+so a change to one is refused here before anything is sent or written
+(:func:`configctl.entities.refuse_kraft_only`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from configctl import catalogue, secrets
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.scram import ScramUpsertion, upsertion
-from configctl.entities import EntityType
+from configctl.entities import EntityType, refuse_kraft_only
 from configctl.errors import InvalidInput
 from configctl.store import Change, Stored
 
@@ -54,16 +55,6 @@ def goes_through(change: Change, running: set[int]) -> bool:
             )
         return not stored_form
     return True
-
-
-def refuse_kraft_only(entity_type: EntityType, where: str = "this cluster runs in ZooKeeper mode") -> None:
-    """Refuse a family only a KRaft cluster (Kafka 4) has, on a cluster that is not one: the one
-    wording of that refusal (the command line's, before a store is opened, is this one too)."""
-    if entity_type.kraft_only:
-        raise InvalidInput(
-            f"{entity_type.value} configs need Kafka 4 (a KRaft cluster, --bootstrap-server); "
-            f"{where}; nothing was written"
-        )
 
 
 def for_zookeeper(change: Change) -> Change:

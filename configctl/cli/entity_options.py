@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from configctl.cli import completion
-from configctl.entities import Entity, EntityType, parse_entity_type
+from configctl.entities import Entity, EntityType, parse_entity_type, refuse_kraft_only
 from configctl.errors import InvalidInput
 
 
@@ -193,15 +193,13 @@ def _flag(entity_type: EntityType) -> str:
 def refuse_on_zookeeper(ctx: click.Context, entity_type: EntityType) -> None:
     """A family only Kafka 4 has (groups, client-metrics), named without ``--bootstrap-server``:
     the store would be ZooKeeper, whose Kafka (3.9) has no such configs. Refused in one line, in
-    the words of the Admin API edge (:func:`configctl.adminapi.families.refuse_kraft_only`), which
-    refuses it again on a ZooKeeper-mode cluster reached through ``--bootstrap-server``."""
+    the words of :func:`configctl.entities.refuse_kraft_only` (the Admin API edge refuses it again
+    on a ZooKeeper-mode cluster reached through ``--bootstrap-server``)."""
     if not entity_type.kraft_only:
         return
     from configctl.cli.options import settings
 
     if settings(ctx).bootstrap_server is None:
-        from configctl.adminapi.families import refuse_kraft_only
-
         refuse_kraft_only(entity_type, "without --bootstrap-server configctl reads ZooKeeper (Kafka 3.9)")
 
 

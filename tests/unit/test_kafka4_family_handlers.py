@@ -13,8 +13,8 @@ import pytest
 from helpers import run_cli
 
 from configctl import catalogue, entities, handlers
-from configctl.adminapi.families import goes_through, refuse_kraft_only
-from configctl.entities import TYPE_ORDER, ZOOKEEPER_TYPES, Entity, EntityType
+from configctl.adminapi.families import goes_through
+from configctl.entities import TYPE_ORDER, ZOOKEEPER_TYPES, Entity, EntityType, refuse_kraft_only
 from configctl.errors import InvalidInput
 from configctl.handlers.base import BrokerView
 from configctl.handlers.validate import validate_config
