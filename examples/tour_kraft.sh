@@ -22,10 +22,18 @@ cleanup() {
 trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-show() { printf '$ %s\n' "$*"; "$@"; }
+# a command as an operator would type it: an argument with spaces or brackets in quotes
+typed() {
+  local arg out=()
+  for arg in "$@"; do
+    if [[ "$arg" =~ [^A-Za-z0-9_./:=,@%+-] ]]; then out+=("'$arg'"); else out+=("$arg"); fi
+  done
+  printf '$ %s\n' "${out[*]}"
+}
+show() { typed "$@"; "$@"; }
 # Kafka 4's kafka-configs.sh (org.apache.kafka.tools.ConfigCommand, a JVM: about 3 s a run)
 kafka_configs() {
-  printf '$ kafka-configs.sh %s\n' "$*"
+  typed kafka-configs.sh "$@"
   "${kafka_configs[@]}" "$@"
 }
 
