@@ -23,6 +23,7 @@ from configctl.handlers.base import Admission, BrokerView, Decrypt, FamilyHandle
 from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, Synonym
 from configctl.sources import DEFAULT_CONFIG
+from configctl.values import kafka_text
 
 DYNAMIC_CLIENT_METRICS_CONFIG = "DYNAMIC_CLIENT_METRICS_CONFIG"
 """The source Kafka 4 reports for a key a subscription sets (ConfigSource 7)."""
@@ -46,10 +47,11 @@ class ClientMetricsHandler(FamilyHandler):
         values = {}
         for key in catalogue.keys(EntityType.CLIENT_METRICS).values():
             raw = own.get(key.name)
-            if raw is not None:
-                mine = Synonym(key.name, raw, DYNAMIC_CLIENT_METRICS_CONFIG)
+            if raw is not None:  # reported parsed and written back, as a 4.4 broker does (' a , b ' -> 'a,b')
+                text = kafka_text(key.kafka_type, raw) if isinstance(raw, str) else raw
+                mine = Synonym(key.name, text, DYNAMIC_CLIENT_METRICS_CONFIG)
                 values[key.name] = EffectiveValue(
-                    key.name, raw, DYNAMIC_CLIENT_METRICS_CONFIG, (mine,), False
+                    key.name, text, DYNAMIC_CLIENT_METRICS_CONFIG, (mine,), False
                 )
             else:
                 values[key.name] = EffectiveValue(key.name, key.default, DEFAULT_CONFIG, (), False)

@@ -35,6 +35,7 @@ from configctl.handlers.base import Admission, BrokerView, Decrypt, FamilyHandle
 from configctl.handlers.whole import admit_whole
 from configctl.precedence import EffectiveValue, Synonym
 from configctl.sources import DEFAULT_CONFIG
+from configctl.values import kafka_text
 
 DYNAMIC_GROUP_CONFIG = "DYNAMIC_GROUP_CONFIG"
 """The source Kafka 4 reports for a key a group sets itself (ConfigSource 8)."""
@@ -81,9 +82,10 @@ class GroupHandler(FamilyHandler):
             if not below:
                 below.append(Synonym(key.name, key.default, DEFAULT_CONFIG))
             raw = own.get(key.name)
-            if raw is not None:
-                mine = Synonym(key.name, raw, DYNAMIC_GROUP_CONFIG)
-                values[key.name] = EffectiveValue(key.name, raw, DYNAMIC_GROUP_CONFIG, (mine, *below), False)
+            if raw is not None:  # reported parsed and written back, as a 4.4 broker does (' 5 ' -> '5')
+                text = kafka_text(key.kafka_type, raw) if isinstance(raw, str) else raw
+                mine = Synonym(key.name, text, DYNAMIC_GROUP_CONFIG)
+                values[key.name] = EffectiveValue(key.name, text, DYNAMIC_GROUP_CONFIG, (mine, *below), False)
             else:
                 values[key.name] = EffectiveValue(
                     key.name, below[0].value, below[0].source, tuple(below), False

@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
+from configctl import handlers
 from configctl.adminapi.client import KafkaAdmin
 from configctl.entities import Entity, EntityType
 from configctl.errors import BrokerRefused
+from configctl.handlers.base import BrokerView
 from configctl.kraft.store import KRaftStore
 from configctl.localkraft import KRaftCluster
 
@@ -288,3 +290,27 @@ def test_a_heartbeat_must_stay_below_the_session_timeout(overlapping_bounds, uni
         "consumer.session.timeout.ms=8000,consumer.heartbeat.interval.ms=7000",
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_kafka_reports_a_value_parsed_and_written_back_as_the_handlers_do(kraft_combined, unique):
+    """What ``describe --effective``'s handlers compute for a value is what a 4.4 broker reports."""
+    written = {
+        Entity.of(EntityType.GROUPS, unique("spaces")): {
+            "consumer.session.timeout.ms": " 50000 ",
+            "streams.rack.aware.assignment.tags": " zone , rack ",
+        },
+        Entity.of(EntityType.CLIENT_METRICS, unique("spaces")): {
+            "interval.ms": " 1000 ",
+            "metrics": " a. , b. ",
+        },
+    }
+    with KafkaAdmin(kraft_combined.bootstrap) as admin:
+        for entity, config in written.items():
+            admin.alter_resource(entity, config)
+            reported = admin.describe_resource(entity, list(config))
+            computed = handlers.handler_for(entity).effective(
+                entity, BrokerView(1, {}, {entity.path: config})
+            )
+            assert {k: (v.value, v.source) for k, v in reported.items()} == {
+                k: (computed[k].value, computed[k].source) for k in config
+            }

@@ -131,12 +131,12 @@ def test_a_group_key_falls_back_to_the_brokers_group_key_then_its_default():
 
 def test_a_subscription_has_no_fallback():
     subscription = Entity.of("client-metrics", "producers")
-    view = BrokerView(1, {}, {subscription.path: {"interval.ms": "1000"}})
+    view = BrokerView(1, {}, {subscription.path: {"interval.ms": " 1000 ", "metrics": " a. , b. "}})
     values = handlers.CLIENT_METRICS.effective(subscription, view)
     assert {k: (v.value, v.source) for k, v in values.items()} == {
         "interval.ms": ("1000", "DYNAMIC_CLIENT_METRICS_CONFIG"),
         "match": ("", DEFAULT_CONFIG),
-        "metrics": ("", DEFAULT_CONFIG),
+        "metrics": ("a.,b.", "DYNAMIC_CLIENT_METRICS_CONFIG"),  # as a 4.4 broker reports ' a. , b. '
     }
 
 
