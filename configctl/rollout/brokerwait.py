@@ -68,9 +68,10 @@ def differences(expected: Mapping[str, str], reported: Mapping[str, str]) -> lis
     return found
 
 
-def ask(reports: BrokerReports, broker_id: int, expected: Sequence[Expected]) -> BrokerOutcome:
-    """Where broker ``broker_id`` stands now, by its own answer for each entity it takes."""
-    for item in expected:
+def ask(reports: BrokerReports, broker_id: int, expected: list[Expected]) -> BrokerOutcome:
+    """Where broker ``broker_id`` stands now, by its own answer for each entity it takes; an
+    entity it reports as expected is taken off ``expected`` (it is not asked again)."""
+    for item in list(expected):
         try:
             reported = reports.reported_config(broker_id, item.entity)
         except KafkaUnavailable as exc:
@@ -82,6 +83,7 @@ def ask(reports: BrokerReports, broker_id: int, expected: Sequence[Expected]) ->
             return BrokerOutcome(
                 broker_id, PENDING, f"{OTHERWISE}{item.entity.path} {', '.join(differ[:3])}", True
             )
+        expected.remove(item)
     return BrokerOutcome(broker_id, APPLIED, "reported by the broker", True)
 
 

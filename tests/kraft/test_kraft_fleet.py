@@ -41,6 +41,12 @@ def test_wait_ends_when_every_broker_reports_the_topic_config(kraft, unique):
     assert done.returncode == 0, done.stderr
     assert rollout_of(done) == dict.fromkeys(kraft.broker_ids, "applied")
     assert json.loads(done.stdout)["rollout"]["change_number"] is None  # KRaft writes get no change number
+    again = cli(
+        kraft, "alter", "--topic", topic, "--add-config", "retention.ms=7200000", "--wait", "60", "-o", "json"
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["changed"] is False  # nothing written: where the brokers stand with it
+    assert rollout_of(again) == dict.fromkeys(kraft.broker_ids, "applied")
 
 
 def test_wait_asks_the_default_from_every_broker_and_a_broker_only_for_itself(kraft_cluster, unique):
