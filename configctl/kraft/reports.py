@@ -48,6 +48,9 @@ class KRaftReports:
         if entity.type is EntityType.TOPICS:
             answer = self.admin.describe_topics([entity.name], node_id=broker_id)
             return own_layer(answer.get(entity.name, {}), OWN_SOURCE["topic"])
+        if entity.type.kraft_only:  # groups, client-metrics: a config resource of their own
+            resource = self.admin.describe_resource(entity, node_id=broker_id)
+            return own_layer(resource, OWN_SOURCE[entity.type.value])
         if entity.type is EntityType.BROKERS:
             if entity.is_default:
                 return own_layer(self.admin.describe_broker(broker_id, default=True), OWN_SOURCE["default"])

@@ -103,6 +103,24 @@ def test_wait_asks_the_default_from_every_broker_and_a_broker_only_for_itself(kr
     assert "broker 2: applied" in piped.stderr + piped.stdout
 
 
+def test_wait_asks_every_broker_for_a_group_config(kraft_cluster, unique):
+    group = unique("waited-group")  # Kafka 4.4 takes a group's configs before any member joins
+    done = cli(
+        kraft_cluster,
+        "alter",
+        "--group",
+        group,
+        "--add-config",
+        "consumer.session.timeout.ms=50000",
+        "--wait",
+        "60",
+        "-o",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert rollout_of(done) == {1: "applied", 2: "applied"}
+
+
 def test_status_shows_brokers_quorum_and_what_each_broker_answers(kraft_cluster):
     kraft = kraft_cluster
     done = cli(kraft, "status", "-o", "json")
