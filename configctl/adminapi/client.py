@@ -113,6 +113,14 @@ class KafkaAdmin:
             cluster = self._admin.describe_cluster()
         return cluster.get("cluster_id") or None
 
+    def controller_id(self) -> int | None:
+        """The broker the cluster's metadata names as its controller (ZooKeeper mode: the broker
+        that writes SCRAM credentials; KRaft: any broker, which forwards), None if none is named."""
+        with translate_errors("describe the cluster", self.bootstrap):
+            cluster = self._admin.describe_cluster()
+        controller = cluster.get("controller_id")
+        return int(controller) if isinstance(controller, int) and controller >= 0 else None
+
     def broker_ids(self) -> list[int]:
         """The ids of the brokers the cluster's metadata lists now (live brokers only)."""
         with translate_errors("describe the cluster", self.bootstrap):
@@ -286,7 +294,10 @@ class KafkaAdmin:
                 (user, _SCRAM_TYPE[u.mechanism], u.iterations, u.salt, u.salted_password) for u in upsertions
             ],
         )
-        response = self._send(request, None, what, writes=Entity.named(EntityType.USERS, user).path)
+        # A ZooKeeper-mode cluster takes it on its controller only (any other broker answers
+        # NOT_CONTROLLER); a KRaft broker forwards it to its controllers from any broker.
+        controller = self.controller_id()
+        response = self._send(request, controller, what, writes=Entity.named(EntityType.USERS, user).path)
         for result in response.results:
             problem = refusal(result.error_code, result.error_message, what)
             if problem is not None:

@@ -166,6 +166,8 @@ def derive(
     result.change_numbers = {v: n for v, (n, _) in number_of.items()}
     by_change = _applied_keys(logs, entity_path)
     for first, last in _gaps(kept, current):
+        if (first, last) == (0, 0) and not node.config and 0 not in number_of:
+            continue  # an empty node Kafka made (a topic created bare, a user+client quota's parent): no write
         older = next((r for r in kept if r.version < first), None)
         newer = next((r for r in reversed(kept) if r.version > last), None)
         before = _config_of(older) if older is not None else ({} if first == 0 else None)

@@ -146,3 +146,11 @@ def test_a_purged_anchor_still_lets_the_newest_writes_be_numbered() -> None:
     )
     (both,) = derived.outside  # what each changed is unknown without an applied log
     assert (both.change_numbers, both.writes, both.changed) == ((40, 41), 2, {"a": "1"})
+
+
+def test_an_empty_node_kafka_made_is_no_write_but_a_notified_or_configured_one_is() -> None:
+    # a topic created bare, or the parent node Kafka makes for a user+client quota: version 0, {}
+    assert derive("topics/orders", [], node(0, {})).outside == []
+    # the same node once notified (a write that emptied nothing still made a notification) or set
+    assert len(derive("topics/orders", [], node(0, {}), [(7, 600)]).outside) == 1
+    assert len(derive("topics/orders", [], node(0, {"a": "1"})).outside) == 1
