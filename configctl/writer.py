@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from configctl import guards, impact, interrupted, retrying, secrets, validation
+from configctl import catalogue, guards, impact, interrupted, retrying, secrets, validation
 from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
-from configctl.entities import Entity
+from configctl.entities import Entity, refuse_kraft_only
 from configctl.errors import Conflict, InvalidInput, ValidationFailed
 from configctl.handlers import handler_for, validate
 from configctl.store import (
@@ -233,7 +233,16 @@ def check_kafka_rules(
     ``written``: the keys and values each write sets, judged by the release the cluster runs
     (:func:`configctl.validation.check_release_key`: on Kafka 4, a key it removed), for a caller
     whose configs were validated without it (a desired-state file is checked before any store).
+
+    A family only Kafka 4 has (groups, client-metrics) on a cluster that does not run Kafka 4 is
+    refused first, in one line (:func:`configctl.entities.refuse_kraft_only`): such a cluster has
+    nowhere to keep it, and a ZooKeeper node written for it would be read by no broker.
     """
+    kraft_only = [e for e in entities if e.type.kraft_only]
+    if kraft_only:
+        release = store.kafka_release()
+        if not catalogue.is_kafka4(release):
+            refuse_kraft_only(kraft_only[0].type, f"this cluster runs Kafka {release}")
     release_problems: list[str] = []
     for entity, config in (written or {}).items():
         release = kafka_release(store, entity, list(config))

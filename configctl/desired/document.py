@@ -17,8 +17,10 @@ this module gives it meaning:
 
 * A user entry holding only ``clients:`` lists its clients, not the user: the user's own
   overrides (SCRAM credentials, quotas) are left alone unless the entry also names some keys.
-* Top-level keys other than the five entity types are mistakes, except ``x-...`` keys, which
-  are ignored so they can hold YAML anchors that entities merge (``<<: *defaults``).
+* Top-level keys other than the seven entity types are mistakes (Kafka 4's ``groups`` and
+  ``client-metrics`` among the seven: a cluster that is not Kafka 4 refuses those when the file
+  is planned), except ``x-...`` keys, which are ignored so they can hold YAML anchors that
+  entities merge (``<<: *defaults``).
 * Values are turned into Kafka's stored strings by :func:`configctl.values.normalize_value`
   (a list is comma-joined, ``true`` becomes ``"true"``), then the whole file is validated with
   :func:`configctl.handlers.validate.validate_config`; every problem in the file is reported together.
@@ -357,7 +359,10 @@ def to_document(
     """The desired-state document for these entity configs (what ``export`` writes).
 
     Every type in ``types`` gets a section even when empty, so the file states that the type
-    has no overrides (and ``plan --prune`` with it removes any that appear later). Entities with
+    has no overrides (and ``plan --prune`` with it removes any that appear later), except the
+    families only Kafka 4 has (``groups``, ``client-metrics``: :attr:`EntityType.kraft_only`):
+    their sections appear only when they hold entries, so a ZooKeeper cluster's export reads
+    exactly as before and can be applied to it (where such a section is refused). Entities with
     no overrides are left out, except users that hold clients. Values are written as YAML-native
     numbers, booleans and lists whenever that reads back to exactly the stored string; anything
     else stays a string, so ``export`` then ``plan`` always shows no changes.
@@ -379,7 +384,13 @@ def to_document(
         else:
             section.setdefault(entity.name, {}).setdefault(CLIENTS_KEY, {})[entity.client] = body
     document: dict[str, Any] = {} if include_secrets else {SECRETS_MARKER: SECRETS_OMITTED}
-    document.update({t.value: _sorted_section(t, sections[t]) for t in TYPE_ORDER if t in sections})
+    document.update(
+        {
+            t.value: _sorted_section(t, sections[t])
+            for t in TYPE_ORDER
+            if t in sections and (sections[t] or not t.kraft_only)
+        }
+    )
     return document
 
 

@@ -348,7 +348,12 @@ def make_plan(
     )
     if plan.entities:
         entities = [e.entity for e in plan.entities]
-        writer.check_kafka_rules(store, entities, allow_running_brokers=allow_running_brokers)
+        # The keys each entity sets, judged by the release the cluster runs (the file was
+        # validated before any store was asked which): on Kafka 4, a key it removed is refused.
+        written = {e.entity: {d.name: d.new for d in e.diff if d.new is not None} for e in plan.entities}
+        writer.check_kafka_rules(
+            store, entities, allow_running_brokers=allow_running_brokers, written=written
+        )
         writes = [impact.Write(e.entity, e.current, e.target) for e in plan.entities]
         impact.check_write(store, writes, reason=reason, identity=store.identity)
     return plan

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from configctl import catalogue, values
 from configctl.desired import document as desired
 from configctl.desired import syntax
-from configctl.entities import DEFAULT, TYPE_ORDER, Entity, EntityType
+from configctl.entities import DEFAULT, TYPE_ORDER, ZOOKEEPER_TYPES, Entity, EntityType
 from configctl.errors import InvalidInput, ValidationFailed
 
 pytestmark = pytest.mark.unit
@@ -261,7 +261,8 @@ def test_every_problem_in_the_file_is_reported_at_once_in_file_order():
 
 def test_unknown_type_lists_the_known_ones():
     assert problems("queues: {}")[0] == (
-        "f.yaml:1: unknown entity type 'queues' (expected one of: topics, clients, users, brokers, ips)"
+        "f.yaml:1: unknown entity type 'queues' "
+        "(expected one of: topics, clients, users, brokers, ips, groups, client-metrics)"
     )
 
 
@@ -372,6 +373,16 @@ def test_export_document_reads_well():
     )
 
 
+def test_kafka4_families_get_a_section_only_when_they_hold_entries():
+    """An empty groups or client-metrics section would make a ZooKeeper cluster's export one it
+    refuses to plan; a KRaft cluster's groups with overrides are exported as any family is."""
+    group = Entity.of(EntityType.GROUPS, "payments")
+    document = desired.to_document([(group, {"consumer.session.timeout.ms": "50000"})], TYPE_ORDER)
+    assert list(document) == ["topics", "clients", "users", "brokers", "ips", "groups"]
+    assert document["groups"] == {"payments": {"consumer.session.timeout.ms": 50000}}
+    assert list(desired.to_document([], TYPE_ORDER)) == ["topics", "clients", "users", "brokers", "ips"]
+
+
 @pytest.mark.parametrize(
     "value",
     ["007", "1.50", "+5", "-0", "1e3", "True", "yes", "", " 5", "a, b", "1:2", "NaN", "Infinity", "1.0E9"],
@@ -421,7 +432,7 @@ def test_x_keys_hold_anchors_and_are_ignored():
 def test_the_example_in_examples_is_valid():
     example = Path(__file__).resolve().parents[2] / "examples" / "desired-state.yaml"
     state = desired.load(example)
-    assert len(state) == 15 and state.types == set(EntityType)
+    assert len(state) == 15 and state.types == set(ZOOKEEPER_TYPES)
     assert state.configs[Entity.of(TOPIC, "payments")]["cleanup.policy"] == "compact"
 
 
