@@ -90,7 +90,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check configctl tests benchmarks scripts examples
 	$(BIN)/mypy
 
-bench: $(STAMP) $(KAFKA_STAMP)
+bench: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash benchmarks/run_all.sh
 
 # The soak: SOAK_BROKERS listeners on a real 3-node ensemble under writes and random faults for

@@ -96,21 +96,30 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
     deleted = parse_delete_config(kwargs["delete_config"]) if kwargs["delete_config"] is not None else []
     if not added and not deleted and not kwargs["replace"]:
         raise InvalidInput("nothing to change: give --add-config, --add-config-file or --delete-config")
-    change = writer.prepare_change(
-        entity,
-        added,
-        deleted,
-        allow_custom=kwargs["allow_custom_config"],
-        password_secret=kwargs["password_encoder_secret"],
-        replace=kwargs["replace"],
-        passwords_in_clear=passwords_in_clear(),
-    )
+    def prepared(release: str | None = None) -> writer.ConfigChange:
+        return writer.prepare_change(
+            entity,
+            added,
+            deleted,
+            allow_custom=kwargs["allow_custom_config"],
+            password_secret=kwargs["password_encoder_secret"],
+            replace=kwargs["replace"],
+            passwords_in_clear=passwords_in_clear(),
+            release=release,
+        )
+
     reason = kwargs["reason"] or settings().reason
     if requested():  # --canary: a rollout (configctl/rollout/canary.py)
         from configctl.cli.rollout import canary_alter
 
-        return canary_alter(entity, change, reason, kwargs)
+        return canary_alter(entity, prepared(), reason, kwargs)
+    # Without --bootstrap-server the cluster is ZooKeeper mode (Kafka 3.9): bad input fails before
+    # any connection is opened. With it, the cluster says which Kafka it runs, and its rules apply.
+    through_brokers = passwords_in_clear()
+    change = None if through_brokers else prepared()
     with open_store() as store:
+        if change is None:
+            change = prepared(store.kafka_release())
         if_version = kwargs["if_version"]
         if kwargs["replace"] and not kwargs["dry_run"]:
             if_version = _confirm_replace(store, entity, if_version, yes=kwargs["yes"])

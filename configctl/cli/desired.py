@@ -2,7 +2,7 @@
 
 Thin shells over :mod:`configctl.desired`: its ``document`` (files), ``plan`` (the diff),
 ``apply`` (the batched write) and ``export`` modules; what they print is shown by :mod:`.render`.
-``plan`` exits 0 when ZooKeeper already matches the file and 2 when it does not, so CI jobs can
+``plan`` exits 0 when the cluster already matches the file and 2 when it does not, so CI jobs can
 branch on it as they do with other infrastructure tools.
 """
 
@@ -145,7 +145,7 @@ def plan(
 ) -> None:
     """Show what apply would change: add / change / delete per key, per entity.
 
-    Exit status 0 means ZooKeeper already matches the file, 2 that there are changes.
+    Exit status 0 means the cluster already matches the file, 2 that there are changes.
 
     \b
       configctl plan -f cluster.yaml
@@ -343,7 +343,7 @@ def _summary_lines(result: plans.Plan, *, chosen: bool) -> Iterator[tuple[str, s
 def _closing_line(result: plans.Plan) -> Iterator[tuple[str, str]]:
     if not result.changed:
         text = (
-            f"No changes: ZooKeeper matches {result.source} "
+            f"No changes: the cluster matches {result.source} "
             f"({len(result.seen)} entities examined{', with --prune' if result.prune else ''})."
         )
         yield escape(text), text

@@ -155,7 +155,7 @@ class HistoryView(HistoryDocument):
             unknown = f"; for {gaps} of them nothing says what they changed" if gaps else ""
             out.print(
                 f"[dim]{sum(w.writes for w in outside)} write(s) outside configctl (kafka-configs.sh, the Admin "
-                f"API or another tool), from the config node's version and change notifications{unknown}.[/]"
+                f"API or another tool), from the versions configctl's history does not account for{unknown}.[/]"
             )
         if isinstance(newest, HistoryRecord) and newest.version < 0 and not self.current.exists:
             out.print(

@@ -25,7 +25,7 @@ from configctl.rollout.parsing import format_duration
 from configctl.rollout.record import Record, TakenOver
 from configctl.store import ActiveRollout, Committed
 
-NEEDS = ("versioned_writes", "watches", "fleet_state", "rollout_records")
+NEEDS = ("versioned_writes", "rollout_records", "watches", "fleet_state")
 """What a rollout needs of its store (:class:`configctl.store.Capabilities`): a store without
 ``extra_nodes`` still runs one, writing the record before the entities instead of with them."""
 

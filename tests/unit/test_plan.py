@@ -331,7 +331,7 @@ def test_a_short_plan_is_shown_in_full_unless_summary_is_asked_for():
     assert (
         rendered(nothing, "summary")
         == rendered(nothing)
-        == ["No changes: ZooKeeper matches f.yaml (1 entities examined)."]
+        == ["No changes: the cluster matches f.yaml (1 entities examined)."]
     )
 
 
