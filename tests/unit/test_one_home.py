@@ -21,6 +21,8 @@ from configctl.effective import view_from
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.handlers import handler_for
+from configctl.handlers.clientmetrics import DYNAMIC_CLIENT_METRICS_CONFIG
+from configctl.handlers.group import DYNAMIC_GROUP_CONFIG
 from configctl.handlers.validate import validate_config
 from configctl.listener.manager import DynamicConfigManager
 from configctl.listener.records import EntityRead
@@ -92,6 +94,10 @@ def _expected_source(entity: Entity) -> str:
         return DYNAMIC_TOPIC_CONFIG
     if entity.type is EntityType.BROKERS:
         return DYNAMIC_DEFAULT_BROKER_CONFIG if entity.is_default else DYNAMIC_BROKER_CONFIG
+    if entity.type is EntityType.GROUPS:
+        return DYNAMIC_GROUP_CONFIG
+    if entity.type is EntityType.CLIENT_METRICS:
+        return DYNAMIC_CLIENT_METRICS_CONFIG
     return entity.path
 
 
@@ -134,8 +140,10 @@ def test_what_validation_accepts_the_listener_applies_with_the_same_value_and_so
     manager.apply([EntityRead(entity, encode_entity_config({name: value}), 1)], 1)
     assert manager.problems() == [], manager.problems()
     effective = manager.effective(entity)[name]
-    # Topic and broker values are reported as Kafka writes the parsed value back (" 7 " -> "7").
-    shown = kafka_text(kafka_type, value) if etype in (EntityType.TOPICS, EntityType.BROKERS) else value
+    # Topic, broker, group and client-metrics values are reported as Kafka writes the parsed value
+    # back (" 7 " -> "7"); quotas and IPs as stored.
+    parsed_back = (EntityType.TOPICS, EntityType.BROKERS, EntityType.GROUPS, EntityType.CLIENT_METRICS)
+    shown = kafka_text(kafka_type, value) if etype in parsed_back else value
     assert (effective.value, effective.source) == (shown, _expected_source(entity))
 
 
