@@ -43,6 +43,8 @@ def test_entity_types() -> None:
         "users",
         "brokers",
         "ips",
+        "groups",
+        "client-metrics",
     ]
     assert _values(complete(_ctx(), _param("entity_types"), "b")) == ["brokers"]
 

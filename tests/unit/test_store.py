@@ -46,13 +46,15 @@ def test_zookeeper_rollouts_have_every_member_of_the_interfaces() -> None:
     assert not _members(store.ActiveRollout) - active
 
 
-def test_a_store_declares_every_capability_and_zookeeper_has_them_all_but_broker_validation() -> None:
+def test_a_store_declares_every_capability_and_zookeeper_has_them_all_but_the_brokers_own() -> None:
     names = store.Capabilities.names()
     assert set(names) == {f.name for f in dataclasses.fields(store.Capabilities)}
     zk_store = ZooKeeperStore(ZkSession("127.0.0.1:1"))
-    # every one, but that its writes go through the brokers (configctl.adminapi.store's)
-    assert [name for name in names if not getattr(zk_store.capabilities, name)] == ["brokers_validate"]
-    zk_store.capabilities.require(*(n for n in names if n != "brokers_validate"), what="everything")
+    # every one, but that its writes go through the brokers (configctl.adminapi.store's) and that
+    # each broker is asked what it reports (the KRaft store's: a ZooKeeper fleet's listeners publish)
+    brokers_own = ["brokers_validate", "broker_reports"]
+    assert [name for name in names if not getattr(zk_store.capabilities, name)] == brokers_own
+    zk_store.capabilities.require(*(n for n in names if n not in brokers_own), what="everything")
 
 
 def test_a_missing_capability_refuses_the_feature_in_one_line() -> None:
