@@ -204,7 +204,14 @@ def test_a_zookeeper_given_with_a_kraft_cluster_is_refused(kraft_combined):
 
 
 def test_what_kraft_cannot_do_yet_is_refused_in_one_line(kraft_combined):
-    for args in (["status"], ["retire", "7"]):
+    """``status`` works on KRaft now (each broker is asked); retiring a broker (the controllers
+    unregister it) and a canary (it needs rollout records) are still refused, in one line, and the
+    canary's key is not written."""
+    canary = ["alter", "--broker-defaults", "--add-config", "log.cleaner.threads=2", "--canary", "1"]
+    for args, why in ((["retire", "7"], "controllers unregister"), (canary, "rollout records")):
         done = cli(kraft_combined, *args)
-        assert done.returncode == 1, (args, done.stderr)
-        assert len(done.stderr.strip().splitlines()) == 1
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and why in done.stderr, (args, done.stderr)
+    assert "log.cleaner.threads" not in described(
+        kraft_combined, "--entity-type", "brokers", "--entity-default"
+    )
