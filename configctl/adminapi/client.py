@@ -51,6 +51,7 @@ _SOURCES = {
     8: "DYNAMIC_GROUP_CONFIG",
 }
 _SET, _DELETE = 0, 1
+_UNKNOWN_TOPIC = 3  # UNKNOWN_TOPIC_OR_PARTITION: the cluster has no such topic
 _MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
 _SCRAM = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 _SCRAM_TYPE = {name: number for number, name in _SCRAM.items()}
@@ -150,13 +151,15 @@ class KafkaAdmin:
             return sorted(self._admin.list_topics())
 
     def describe_topics(
-        self, topics: Iterable[str], node_id: int | None = None
+        self, topics: Iterable[str], node_id: int | None = None, *, missing_ok: bool = False
     ) -> dict[str, dict[str, ReportedConfig]]:
-        """Every config of each topic, in one request, as broker ``node_id`` (or any) reports them."""
+        """Every config of each topic, in one request, as broker ``node_id`` (or any) reports them;
+        ``missing_ok``: a topic the cluster does not have is left out instead of refused."""
         names = list(topics)
         if not names:
             return {}
-        return self._describe_many(_TOPIC, names, node_id, f"describe {len(names)} topics")
+        absent = {_UNKNOWN_TOPIC} if missing_ok else set()
+        return self._describe_many(_TOPIC, names, node_id, f"describe {len(names)} topics", absent=absent)
 
     def _describe(
         self, kind: int, name: str, keys: Iterable[str] | None, node_id: int | None, what: str
@@ -170,6 +173,7 @@ class KafkaAdmin:
         node_id: int | None,
         what: str,
         keys: Iterable[str] | None = None,
+        absent: set[int] | frozenset[int] = frozenset(),
     ) -> dict[str, dict[str, ReportedConfig]]:
         wanted = list(keys) if keys is not None else None
         request = DescribeConfigsRequest(
@@ -178,6 +182,8 @@ class KafkaAdmin:
         response = self._send(request, node_id, what)
         answers: dict[str, dict[str, ReportedConfig]] = {}
         for result in response.results:
+            if result.error_code in absent:
+                continue
             problem = refusal(result.error_code, result.error_message, f"{what} ({result.resource_name})")
             if problem is not None:
                 raise problem

@@ -37,7 +37,7 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, KafkaUnavailable
 from configctl.identity import default_identity
 from configctl.kraft import historytopic
-from configctl.kraft.reads import read_entity
+from configctl.kraft.reads import OWN_SOURCE, own_layer, read_entity
 from configctl.migration import KRAFT, MetadataOwner
 from configctl.secrets import MASK, mask_config
 from configctl.store import (
@@ -92,6 +92,8 @@ class KRaftStore:
         self.mode: ClusterMode | None = None
         """What the cluster said it runs (its metadata version and release), once asked."""
         self._records: dict[str, list[HistoryRecord]] | None = None
+        self._writer: _Clients | None = None
+        self._producer: Any = None
         self._written: dict[Entity, Stored] = {}
 
     # -- Connection ---------------------------------------------------------------------------
@@ -128,6 +130,9 @@ class KRaftStore:
         return self
 
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.__exit__()
+            self._writer = None
         if self._admin is not None:
             self._admin.close()
             self._admin = None
@@ -146,13 +151,30 @@ class KRaftStore:
 
     def read(self, entity: Entity, *, strict: bool = True) -> Stored:
         """What the cluster stores for ``entity``, at the version configctl's history gives it."""
-        if entity.type is EntityType.TOPICS and not self.existing_topics([entity.name]):
-            return Stored(entity, {}, ABSENT)
-        config = read_entity(self.admin, entity, self._any_broker())
-        return Stored(entity, config, self._version(entity, config))
+        (stored,) = self.read_many([entity], strict=strict)
+        return stored
 
     def read_many(self, entities: Iterable[Entity], *, strict: bool = True) -> list[Stored]:
-        return [self.read(entity, strict=strict) for entity in entities]
+        """Each entity's config: every topic among them in one DescribeConfigs request (a topic the
+        cluster lacks is absent), every other entity asked on its own."""
+        wanted = list(entities)
+        topics = [e.name for e in wanted if e.type is EntityType.TOPICS]
+        described = self.admin.describe_topics(topics, missing_ok=True) if topics else {}
+        any_broker = (
+            self._any_broker() if any(e.type is EntityType.BROKERS and e.is_default for e in wanted) else None
+        )
+        found = []
+        for entity in wanted:
+            if entity.type is EntityType.TOPICS:
+                reported = described.get(entity.name)
+                if reported is None:
+                    found.append(Stored(entity, {}, ABSENT))
+                    continue
+                config = own_layer(reported, OWN_SOURCE["topic"])
+            else:
+                config = read_entity(self.admin, entity, any_broker)
+            found.append(Stored(entity, config, self._version(entity, config)))
+        return found
 
     def read_type(self, entity_type: EntityType, *, strict: bool = True) -> list[Stored]:
         return [s for s in self.read_many(self.entities(entity_type), strict=strict) if s.exists]
@@ -283,9 +305,8 @@ class KRaftStore:
         record = HistoryRecord(
             change.entity.path, version, int(time.time() * 1000), self.identity, reason, masked_after, changed
         )
-        with self._clients() as (admin, producer, _):
-            historytopic.ensure_topic(admin, len(self.running_brokers() or ()), self.bootstrap)
-            historytopic.append(producer, [record], self.bootstrap, self._timeout)
+        producer = self._history_writer()
+        historytopic.append(producer, [record], self.bootstrap, self._timeout)
         if self._records is not None:
             self._records.setdefault(record.entity_path, []).append(record)
 
@@ -308,6 +329,21 @@ class KRaftStore:
         if newest.config is not None and newest.config == _masked(entity, config):
             return newest.version
         return newest.version + 1
+
+    def _history_writer(self) -> Any:
+        """The producer of history records, opened on the first write and kept until
+        :meth:`close` (a bulk apply records thousands): the history topic is made sure of then."""
+        if self._writer is None:
+            writer = self._clients()
+            admin, producer, _ = writer.__enter__()
+            try:
+                historytopic.ensure_topic(admin, len(self.running_brokers() or ()), self.bootstrap)
+            except BaseException:
+                writer.__exit__()
+                raise
+            self._writer = writer
+            self._producer = producer
+        return self._producer
 
     def _clients(self, *, producer: bool = True) -> Any:
         return _Clients(self.bootstrap, self.command_config, self._timeout, producer=producer)
