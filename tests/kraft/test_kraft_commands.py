@@ -215,3 +215,23 @@ def test_what_kraft_cannot_do_yet_is_refused_in_one_line(kraft_combined):
     assert "log.cleaner.threads" not in described(
         kraft_combined, "--entity-type", "brokers", "--entity-default"
     )
+
+
+def test_a_desired_state_file_is_judged_by_the_clusters_release_as_alter_is(kraft_combined, unique, tmp_path):
+    """A key Kafka 4 removed passes the file's own checks (made before any cluster is asked) and
+    is refused by ``plan`` and ``apply`` on a 4.x cluster in the words ``alter`` uses; nothing written."""
+    kraft = kraft_combined
+    topic = unique("old-format")
+    kraft.create_topics(topic)
+    alter = cli(kraft, "alter", "--topic", topic, "--add-config", "message.format.version=3.0-IV1")
+    assert alter.returncode == 1 and len(alter.stderr.strip().splitlines()) == 1, alter.stderr
+    assert "message.format.version was removed in Kafka 4" in alter.stderr
+    file = tmp_path / "desired.yaml"
+    file.write_text(f"topics:\n  {topic}: {{retention.ms: 3600000, message.format.version: 3.0-IV1}}\n")
+    for command in (["plan"], ["apply", "--yes"]):
+        done = cli(kraft, *command, "-f", str(file))
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, (command, done.stderr)
+        assert "message.format.version was removed in Kafka 4" in done.stderr, (command, done.stderr)
+    shown = described(kraft, "--entity-type", "topics", "--entity-name", topic)
+    assert "retention.ms" not in shown and "message.format.version" not in shown
