@@ -240,9 +240,9 @@ def check_kafka_rules(
     """
     kraft_only = [e for e in entities if e.type.kraft_only]
     if kraft_only:
-        release = store.kafka_release()
-        if not catalogue.is_kafka4(release):
-            refuse_kraft_only(kraft_only[0].type, f"this cluster runs Kafka {release}")
+        runs = store.kafka_release()
+        if not catalogue.is_kafka4(runs):
+            refuse_kraft_only(kraft_only[0].type, f"this cluster runs Kafka {runs}")
     release_problems: list[str] = []
     for entity, config in (written or {}).items():
         release = kafka_release(store, entity, list(config))
