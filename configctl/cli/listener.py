@@ -153,9 +153,12 @@ def run(
 ) -> None:
     """Follow dynamic config changes as the broker given by --broker-id, in the foreground.
 
-    With the global --bootstrap-server (and --command-config), it is a sidecar of that real broker:
-    after each change it asks the broker what it runs, and lists each key the broker reports
-    otherwise as a 'mismatch' problem ('unreachable' while the broker does not answer).
+    Where Kafka registers a broker with this id (/brokers/ids/N), it is that broker's sidecar with
+    no flag: after each change it asks the broker what it runs (at the registration's address,
+    security from --command-config), and lists each key the broker reports otherwise as a
+    'mismatch' problem ('unreachable' while the broker does not answer). The global
+    --bootstrap-server only says where to ask instead. Where no Kafka broker has the id, it is
+    the broker's own config manager and what it applied stands.
 
     \b
       configctl listener run --broker-id 1 --server-properties examples/server-1.properties \\
