@@ -20,7 +20,7 @@ from kazoo.client import KazooClient
 from configctl.desired import apply as applying
 from configctl.desired import document as desired
 from configctl.desired import plan
-from configctl.entities import Entity, EntityType
+from configctl.entities import ZOOKEEPER_TYPES, Entity, EntityType
 from configctl.errors import PartiallyWritten
 from configctl.secrets import verify_scram_password
 from configctl.store import Change
@@ -184,7 +184,7 @@ def test_export_without_secrets_round_trips_and_keeps_them(zk_connect, zk, tmp_p
 def test_export_plan_round_trip_on_an_empty_cluster(zk_connect, tmp_path):
     exported = tmp_path / "empty.yaml"
     assert cli(zk_connect, "export", "--file", str(exported)).returncode == 0
-    assert desired.load(exported).types == set(EntityType)
+    assert desired.load(exported).types == set(ZOOKEEPER_TYPES)
     assert cli(zk_connect, "plan", "-f", str(exported), "--prune").returncode == 0
 
 
