@@ -96,6 +96,7 @@ def alter(ctx: click.Context, **kwargs: Any) -> None:
     deleted = parse_delete_config(kwargs["delete_config"]) if kwargs["delete_config"] is not None else []
     if not added and not deleted and not kwargs["replace"]:
         raise InvalidInput("nothing to change: give --add-config, --add-config-file or --delete-config")
+
     def prepared(release: str | None = None) -> writer.ConfigChange:
         return writer.prepare_change(
             entity,

@@ -208,7 +208,9 @@ def _judge(
         return first.refusal or f"broker {first.broker_id} refused it ({first.status}: {first.reason})"
     if result.computed:  # its listener applied it without asking its Kafka broker: not proven
         ids = ", ".join(str(b.broker_id) for b in result.computed)
-        return f"broker(s) {ids}: computed only, their Kafka broker was not asked, so it is not proven applied"
+        return (
+            f"broker(s) {ids}: computed only, their Kafka broker was not asked, so it is not proven applied"
+        )
     if result.pending:
         ids = ", ".join(str(b.broker_id) for b in result.pending)
         return f"broker(s) {ids} had not applied it after {options.wait_seconds:g}s"

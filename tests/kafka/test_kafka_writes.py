@@ -164,9 +164,9 @@ def test_a_topic_config_kafka_wrote_is_read_by_every_command(kafka_one, unique, 
     # nothing configctl wrote: history shows Kafka's writes (the topic's creation, then its
     # alter) as written outside configctl, with what they changed
     entries = json.loads(kafka_one.cli("history", "--topic", topic, "-o", "json").stdout)
-    assert [(e["version"], e["writes"], e["change_number"], e["written_outside_configctl"]) for e in entries] == [
-        (1, 2, number, True)
-    ]
+    assert [
+        (e["version"], e["writes"], e["change_number"], e["written_outside_configctl"]) for e in entries
+    ] == [(1, 2, number, True)]
     assert entries[0]["changed"] == {"cleanup.policy": None, "max.message.bytes": None, "retention.ms": None}
     rows, text = history_table(kafka_one, "--topic", topic)
     assert rows == ["0-1"]
