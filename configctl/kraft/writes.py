@@ -22,7 +22,7 @@ from configctl import agreement, catalogue, secrets
 from configctl.adminapi import families
 from configctl.adminapi.client import refuse_unsendable
 from configctl.entities import Entity, EntityType
-from configctl.errors import Conflict, KafkaAnswerLost
+from configctl.errors import ConfigctlError, Conflict, KafkaAnswerLost, PartiallyWritten
 from configctl.kraft.store import KRaftStore
 from configctl.retrying import Backoff
 from configctl.store import (
@@ -138,9 +138,18 @@ class KRaftWrites:
             time.sleep(backoff.next_delay())
 
     def _record(self, change: Change, before: Stored, after: Stored, reason: str) -> int:
+        """Record the write the cluster now holds; a record that cannot be written is said as
+        such (exit 8): the config is in the cluster, only its history record is missing."""
         version = version_after(before.version)
         recorded = Change(change.entity, after.config, before.version, previous=before.config)
-        self.store.record_history(recorded, version, reason=reason)
+        try:
+            self.store.record_history(recorded, version, reason=reason)
+        except ConfigctlError as exc:
+            raise PartiallyWritten(
+                f"{change.entity.display}: written to the cluster, but its history record was not "
+                f"({exc.message}); history will show it as written outside configctl",
+                committed=[change.entity.path],
+            ) from None
         self.store.note_written(Stored(change.entity, after.config, version))
         return version
 
