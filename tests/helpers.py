@@ -1,7 +1,9 @@
-"""Helpers shared by the test suites: run the real CLI, find free ports, wait for conditions.
+"""Helpers shared by the test suites: run the real CLI, find free ports, wait for conditions,
+name a test's own entities, create topics on a real Kafka cluster.
 
 Import them as ``from helpers import run_cli`` (tests/conftest.py puts this directory on
-``sys.path``), or use the ``cli`` and ``free_port`` fixtures.
+``sys.path``), or use the ``cli`` and ``free_port`` fixtures. The ``unique`` fixture is defined
+here once and imported by the conftests of the suites that share real clusters.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 import psutil
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,6 +112,42 @@ def wait_for(
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {message}")
         time.sleep(interval)
+
+
+def unique_name(prefix: str) -> str:
+    """A name of a test's own (topics, users, clients) on a cluster the session shares: ``prefix-<hex>``."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def unique() -> Callable[[str], str]:
+    """A name of this test's own (topics, users, clients): ``prefix-<hex>`` (:func:`unique_name`)."""
+    return unique_name
+
+
+def create_topics(bootstrap: str, *names: str, configs: Mapping[str, str] | None = None) -> None:
+    """Create topics on the real Kafka cluster at ``bootstrap`` (1 partition, RF 1) and wait until
+    the brokers describe them (Kafka 3.9 in ZooKeeper mode and Kafka 4 in KRaft mode alike)."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    from configctl.adminapi.client import KafkaAdmin
+
+    client = KafkaAdminClient(bootstrap_servers=bootstrap.split(","), client_id="test-setup")
+    try:
+        client.create_topics([NewTopic(name, 1, 1, topic_configs=dict(configs or {})) for name in names])
+    finally:
+        client.close()
+    with KafkaAdmin(bootstrap) as admin:
+        for name in names:
+            wait_for(lambda n=name: _topic_known(admin, n), timeout=60, message=f"topic {name} known")
+
+
+def _topic_known(admin, name: str) -> bool:
+    try:
+        admin.describe_topic(name, ["cleanup.policy"])
+    except Exception:
+        return False
+    return True
 
 
 def zookeeper_pids(data_dir: Path | str) -> list[int]:

@@ -23,15 +23,14 @@ import json
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO_ROOT, CliResult, child_env, run_cli, wait_for
-from kafka.admin import KafkaAdminClient, NewTopic
+from helpers import REPO_ROOT, CliResult, child_env, create_topics, run_cli, wait_for
+from helpers import unique as unique  # the fixture, one home for every suite
 
 from configctl import fleet
 from configctl.adminapi.client import KafkaAdmin
@@ -74,14 +73,7 @@ class KafkaFleet:
 
     def create_topics(self, *names: str, configs: dict[str, str] | None = None) -> None:
         """Create topics in Kafka (1 partition, RF 1) and wait until the brokers know them."""
-        client = KafkaAdminClient(bootstrap_servers=self.bootstrap.split(","), client_id="test-setup")
-        try:
-            client.create_topics([NewTopic(name, 1, 1, topic_configs=configs or {}) for name in names])
-        finally:
-            client.close()
-        with self.admin() as admin:
-            for name in names:
-                wait_for(lambda n=name: _topic_known(admin, n), timeout=60, message=f"topic {name} known")
+        create_topics(self.bootstrap, *names, configs=configs)
 
     def start_listener(self, broker_id: int, log: Path) -> None:
         broker = self.cluster.brokers[broker_id]
@@ -121,14 +113,6 @@ def _secure_store(fleet_: KafkaFleet) -> ConfigStore:
     from configctl.settings import resolve
 
     return ConfigStore.connect(resolve({}, fleet_.env).connection())
-
-
-def _topic_known(admin: KafkaAdmin, name: str) -> bool:
-    try:
-        admin.describe_topic(name, ["cleanup.policy"])
-    except Exception:
-        return False
-    return True
 
 
 def _start_fleet(
@@ -187,12 +171,6 @@ def kafka_secure(secure_zk: Any, tmp_path_factory: pytest.TempPathFactory) -> It
         yield fleet_
     finally:
         fleet_.stop()
-
-
-@pytest.fixture
-def unique() -> Callable[[str], str]:
-    """A name of this test's own (topics, users, clients): ``prefix-<hex>``."""
-    return lambda prefix: f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
 @contextlib.contextmanager

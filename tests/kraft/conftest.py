@@ -20,14 +20,13 @@ config it changes.
 from __future__ import annotations
 
 import subprocess
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, wait_for
-from kafka.admin import KafkaAdminClient, NewTopic
+from helpers import REPO_ROOT, create_topics, wait_for
+from helpers import unique as unique  # the fixture, one home for every suite
 
 from configctl.adminapi.client import KafkaAdmin
 from configctl.localkraft import CONFIG_COMMAND, KRaftCluster
@@ -89,22 +88,7 @@ class KRaftFleet:
 
     def create_topics(self, *names: str, configs: dict[str, str] | None = None) -> None:
         """Create topics (1 partition, RF 1) and wait until the brokers describe them."""
-        client = KafkaAdminClient(bootstrap_servers=self.bootstrap.split(","), client_id="test-setup")
-        try:
-            client.create_topics([NewTopic(name, 1, 1, topic_configs=configs or {}) for name in names])
-        finally:
-            client.close()
-        with self.admin() as admin:
-            for name in names:
-                wait_for(lambda n=name: _topic_known(admin, n), timeout=60, message=f"topic {name} known")
-
-
-def _topic_known(admin: KafkaAdmin, name: str) -> bool:
-    try:
-        admin.describe_topic(name, ["cleanup.policy"])
-    except Exception:
-        return False
-    return True
+        create_topics(self.bootstrap, *names, configs=configs)
 
 
 def _start(work: Path, *, brokers: int, combined: bool) -> KRaftFleet:
@@ -154,9 +138,3 @@ def kraft_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftFle
 def kraft(request: pytest.FixtureRequest) -> KRaftFleet:
     """Each shape in turn (a test using it runs once on the combined node, once on the cluster)."""
     return request.getfixturevalue(request.param)
-
-
-@pytest.fixture
-def unique() -> Callable[[str], str]:
-    """A name of this test's own (topics, users, clients): ``prefix-<hex>``."""
-    return lambda prefix: f"{prefix}-{uuid.uuid4().hex[:10]}"
