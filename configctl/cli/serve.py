@@ -11,6 +11,12 @@ taken, 7.
 ``--allow-actions`` is the one way the console writes: it opens a second store, whose identity is
 the first's plus ``via console`` (:mod:`configctl.console.actions`), and every action must carry
 the token, even on loopback. Without it the console stays read-only.
+
+A store without watches (``--bootstrap-server`` naming a KRaft cluster) is polled
+(:mod:`configctl.console.polling`): the hub is handed a way to open the same store anew for each
+poll and each page's own read (:func:`configctl.cli.context.new_store`, the one place a store is
+chosen). ``--allow-actions`` is refused there in one line: its one action aborts a rollout, and a
+KRaft cluster keeps no rollout records.
 """
 
 from __future__ import annotations
@@ -24,8 +30,8 @@ from types import FrameType
 import click
 import uvicorn
 
-from configctl.cli.context import open_store
-from configctl.cli.options import global_options
+from configctl.cli.context import new_store, open_store
+from configctl.cli.options import global_options, settings
 from configctl.console.actions import Actions, console_identity
 from configctl.console.app import create_app
 from configctl.console.documents import AuditFile
@@ -74,6 +80,9 @@ def _actions(allowed: bool, store: ConfigStore) -> Iterator[Actions | None]:
     if not allowed:
         yield None
         return
+    store.capabilities.require(
+        "rollout_records", what="serve --allow-actions (the console's one action aborts a rollout)"
+    )
     with open_store(reason_identity=console_identity(store.identity)) as acting:
         yield Actions(acting)
 
@@ -153,6 +162,12 @@ def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actio
     logging.getLogger("configctl.console.actions").setLevel(logging.INFO)  # every action, on stderr
     fanout = Fanout()
     limits = Limits.for_this_process()
+    ctx = click.get_current_context()  # the polling hub opens stores on its own thread
+
+    def reopen() -> ConfigStore:
+        """The same store anew (polled, KRaft: nothing it read before is taken for the present)."""
+        return new_store(ctx, history_limit=settings(ctx).history_limit)
+
     with (
         _listen(where, limits.backlog) as listening,
         open_store() as store,
@@ -160,6 +175,7 @@ def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actio
     ):
         hub = WatchHub(
             store,
+            reopen=reopen,
             on_moved=lambda topic, version: fanout.publish(topic, {"topic": topic, "version": version}),
             on_problem=lambda problem: fanout.publish("problem", {"topic": "problem", "problem": problem}),
         )
@@ -174,6 +190,8 @@ def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actio
                 guard = f"actions allowed with the bearer token, as {actions.identity}; {pages}"
             else:
                 guard = "read-only; " + ("every request needs the bearer token" if token else "loopback only")
+            if hub.poll is not None:
+                guard += f"; {store.kind}: no watches, asked again every {hub.poll:g} s"
             click.echo(f"configctl console on {where.url(port)} ({guard}); Ctrl-C stops it", err=True)
             config = uvicorn.Config(
                 app,

@@ -6,7 +6,10 @@ rollout's plan) is read once per moment and shared: concurrent browsers asking t
 wait for one read (:class:`Shared`), and the answer is kept until a document it depends on moves.
 Those reads run on threads of their own, bounded (:class:`StoreWork`), so a slow or lost
 ZooKeeper never makes the hub's pages wait; while the hub knows the connection is lost, an
-entity is refused at once (503) instead of waiting for ZooKeeper.
+entity is refused at once (503) instead of waiting for ZooKeeper. On a store without watches
+(KRaft) each such read goes through a store opened for it (:meth:`WatchHub.reading`) and is kept
+for one poll at most; the Rollouts page and ``/api/rollouts`` answer 404 with the one line
+saying why (:attr:`WatchHub.no_rollouts`).
 
 The one state-changing route, ``POST /api/rollouts/{id}/abort``, exists only in name unless
 ``serve --allow-actions`` handed over :class:`~.actions.Actions`: it passes the
@@ -44,7 +47,6 @@ from configctl.errors import (
     InvalidInput,
     NotFound,
     PermissionDenied,
-    ZooKeeperUnavailable,
     one_line,
     printable,
 )
@@ -174,15 +176,16 @@ def create_app(
         text = one_line(exc.message, 500)
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": text}, status_code=status)
-        return HTMLResponse(views.error_page(status, text), status_code=status)
+        return HTMLResponse(views.error_page(status, text, no_rollouts=hub.no_rollouts), status_code=status)
 
-    def require_zookeeper() -> None:
-        """Refuse at once (503, naming why) while the hub knows ZooKeeper is lost."""
-        if hub.problem is not None:
-            raise ZooKeeperUnavailable(f"ZooKeeper: {hub.problem}")
+    def require_store() -> None:
+        """Refuse at once (503, naming why) while the hub knows its store is lost."""
+        lost = hub.unavailable()
+        if lost is not None:
+            raise lost
 
     def shared_document(topic: str) -> Any:
-        require_zookeeper()
+        require_store()
         return hub.document(topic)
 
     # -- the fleet --------------------------------------------------------------------------------
@@ -194,7 +197,15 @@ def create_app(
     def fleet_html() -> str:
         seen = versions()
         return views.fleet_page(
-            hub.document(STATUS), hub.document(CHANGES), hub.document(ROLLOUTS), problem(), seen
+            hub.document(STATUS),
+            hub.document(CHANGES),
+            hub.document(ROLLOUTS),
+            problem(),
+            seen,
+            source=hub.source,
+            no_rollouts=hub.no_rollouts,
+            poll=hub.poll,
+            gone=hub.gone(),
         )
 
     async def fleet_page(request: Request) -> Response:
@@ -210,6 +221,8 @@ def create_app(
 
     async def api_rollouts(request: Request) -> Response:
         try:
+            if hub.no_rollouts is not None:
+                raise NotFound(hub.no_rollouts)
             return JSONResponse(shared_document(ROLLOUTS))
         except ConfigctlError as exc:
             return failure(request, exc)
@@ -217,7 +230,7 @@ def create_app(
     # -- an entity --------------------------------------------------------------------------------
 
     def entity(request: Request) -> documents.EntityDocument:
-        require_zookeeper()  # again: it may have been lost while this read waited for a thread
+        require_store()  # again: it may have been lost while this read waited for a thread
         path = request.path_params["path"]
         broker = request.query_params.get("broker")
         only = None
@@ -226,21 +239,28 @@ def create_app(
                 raise InvalidInput("?broker= must be a broker id (a non-negative integer)")
             only = int(broker)
         found = documents.parse_entity(path)
-        key = ("entity", found.path, only, hub.version_key())
-        return shared.get(key, lambda: documents.entity_document(store, found, hub.changes, only_broker=only))
+        key = ("entity", found.path, only, hub.moment())
+
+        def read() -> documents.EntityDocument:
+            with hub.reading() as reading:
+                return documents.entity_document(reading, found, hub.changes, only_broker=only)
+
+        return shared.get(key, read)
 
     async def entity_page(request: Request) -> Response:
         seen = versions()
         try:
-            require_zookeeper()
+            require_store()
             document = await store_work.run(entity, request)
         except ConfigctlError as exc:
             return failure(request, exc)
-        return HTMLResponse(views.entity_page(document, problem(), seen))
+        return HTMLResponse(
+            views.entity_page(document, problem(), seen, source=hub.source, no_rollouts=hub.no_rollouts)
+        )
 
     async def api_entity(request: Request) -> Response:
         try:
-            require_zookeeper()
+            require_store()
             document = await store_work.run(entity, request)
         except ConfigctlError as exc:
             return failure(request, exc)
@@ -263,6 +283,8 @@ def create_app(
         return details
 
     async def rollouts_page(request: Request) -> Response:
+        if hub.no_rollouts is not None:
+            return failure(request, NotFound(hub.no_rollouts))
         seen = versions()
         listing = hub.document(ROLLOUTS)
         key = ("rollouts", hub.version_key())  # the brokers' progress moves it too
@@ -347,11 +369,13 @@ def create_app(
         try:
             document = await run_in_threadpool(audit_document)
         except NotFound as exc:
-            return HTMLResponse(views.drift_page(None, one_line(exc.message, 500)))
+            return HTMLResponse(
+                views.drift_page(None, one_line(exc.message, 500), no_rollouts=hub.no_rollouts)
+            )
         except ConfigctlError as exc:
             return failure(request, exc)
         status = hub.document(STATUS) if hub.problem is None else None  # says why a broker is stale
-        return HTMLResponse(views.drift_page(document, None, status))
+        return HTMLResponse(views.drift_page(document, None, status, no_rollouts=hub.no_rollouts))
 
     async def api_drift(request: Request) -> Response:
         try:
@@ -372,7 +396,7 @@ def create_app(
         )
 
     async def api_console(request: Request) -> Response:
-        """What the console itself holds: its ZooKeeper watches, browsers, refreshes."""
+        """What the console itself holds: its ZooKeeper watches (or how often it polls), browsers, refreshes."""
         return JSONResponse(
             {
                 **hub.stats(),
@@ -392,7 +416,7 @@ def create_app(
         text = "the console failed to answer (its log has the details)"
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": text}, status_code=500)
-        return HTMLResponse(views.error_page(500, text), status_code=500)
+        return HTMLResponse(views.error_page(500, text, no_rollouts=hub.no_rollouts), status_code=500)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

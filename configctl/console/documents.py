@@ -5,8 +5,14 @@ One home per document (:mod:`configctl.documents`, beneath both front ends): ``/
 :class:`~configctl.documents.status.StatusDocument`; ``/api/rollouts`` is ``configctl rollout
 list -o json`` and a rollout's detail ``rollout show ID -o json`` in the same way; the entity
 document is assembled from ``describe -o json``, ``describe --effective -o json`` and
-``history -o json`` elements, with the ``--wait`` verdict (:func:`configctl.fleet.outcome`) per
-broker. Secrets are masked where those documents mask them.
+``history -o json`` elements, with the ``--wait`` verdict per broker: from what its listener
+published (:func:`configctl.fleet.outcome`), or where no listener publishes anything (KRaft) from
+what the broker answers when asked itself (:func:`configctl.rollout.brokerwait.ask`, the KRaft
+``--wait``'s own question). Secrets are masked where those documents mask them.
+
+On KRaft there are no change notifications: the newest changes are the newest writes of the
+fleet's history (:func:`newest_writes`, ``history --since``'s feed: configctl's records and the
+writes outside configctl), and nothing is numbered.
 """
 
 from __future__ import annotations
@@ -18,27 +24,47 @@ from typing import Any
 
 from configctl import fleet
 from configctl.documents.describe import DescribeDocument
-from configctl.documents.history import Entry, entity_history
+from configctl.documents.history import Entry, FeedDocument, entity_history
 from configctl.documents.rollouts import RolloutListDocument, RolloutShowDocument
-from configctl.documents.status import StatusDocument
+from configctl.documents.status import status_of
 from configctl.effective import EffectiveReport, effective_config
 from configctl.entities import Entity, EntityType
-from configctl.errors import InvalidInput, NotFound, one_line
+from configctl.errors import InvalidInput, KafkaUnavailable, NotFound, one_line
 from configctl.files import read_json
+from configctl.handlers import handler_for
+from configctl.rollout.brokerwait import Expected, ask
 from configctl.store import ConfigStore, Notification
+from configctl.store.roles import broker_reports
+from configctl.travel.feed import feed
 from configctl.travel.writers import writers
 
 MAX_EFFECTIVE_BROKERS = 50
 """Brokers whose effective values the entity document computes (each costs a few reads); the
 others are counted in ``effective_omitted`` and reachable one at a time with ``?broker=ID``."""
 
+MAX_ASKED = MAX_EFFECTIVE_BROKERS
+"""Where each broker is asked itself (KRaft), the brokers asked for their verdict on one entity
+(one request each); the others are counted in ``applied_omitted``."""
+
 CHANGE_SCAN = 200
 """How many of the newest notifications are searched for an entity's latest change."""
 
 
+LISTENERS, BROKERS = "listeners", "brokers"
+"""Where an entity document's verdicts come from (``verdicts_from``): what each broker's listener
+published (ZooKeeper), or each broker asked itself through the Admin API (KRaft)."""
+
+
 def status_document(store: ConfigStore) -> dict[str, Any]:
-    """``configctl status -o json``."""
-    return StatusDocument(fleet.status(store)).to_json()
+    """``configctl status -o json`` (on KRaft its ``"mode": "kraft"`` document)."""
+    return status_of(store).to_json()
+
+
+def newest_writes(store: ConfigStore, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` writes across the fleet, newest first, as ``history --since`` lists
+    them (``configctl history --since 0 -o json``'s first elements): where the store has no
+    change notifications (KRaft), the newest changes the console shows."""
+    return FeedDocument(feed(store, 0)[:limit]).to_json()
 
 
 def rollouts_document(store: ConfigStore) -> list[dict[str, Any]]:
@@ -125,6 +151,8 @@ class EntityDocument:
     effective: list[EffectiveReport]
     effective_omitted: int = 0
     effective_problems: dict[int, str] = field(default_factory=dict)
+    verdicts_from: str = LISTENERS
+    applied_omitted: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,7 +160,9 @@ class EntityDocument:
             "entity_label": self.entity.label,
             "stored": self.stored,
             "latest_change_number": self.latest_change,
+            "verdicts_from": self.verdicts_from,
             "applied": [o.to_json() for o in self.applied],
+            "applied_omitted": self.applied_omitted,
             "effective": [r.to_json() for r in self.effective],
             "effective_omitted": self.effective_omitted,
             "effective_unavailable": [
@@ -159,15 +189,25 @@ def entity_document(
     found = entity_history(store, entity)  # configctl's records and the writes outside it
     records = list(found.entries)
     history = found.to_json()
-    latest = changes.latest_for(store, entity.path)
-    states = store.broker_states()
-    known = fleet.known_brokers(store)
-    applied = []
-    if latest is not None:
-        written = [fleet.Written(entity, latest)]
-        kafka = store.running_brokers()
-        applied = [fleet.outcome(b, states.get(b), written, kafka) for b in known]
-    live = sorted(states) if only_broker is None else [b for b in sorted(states) if b == only_broker]
+    if store.capabilities.fleet_state:
+        latest = changes.latest_for(store, entity.path)
+        states = store.broker_states()
+        applied = []
+        if latest is not None:
+            written = [fleet.Written(entity, latest)]
+            kafka = store.running_brokers()
+            applied = [fleet.outcome(b, states.get(b), written, kafka) for b in fleet.known_brokers(store)]
+        brokers, verdicts, omitted = sorted(states), LISTENERS, 0
+    else:  # no listener publishes anything (KRaft): each registered broker is asked itself
+        latest = None
+        brokers = sorted(store.running_brokers() or ())
+        asked = [b for b in brokers if handler_for(entity).follows(entity, b)]
+        applied = []
+        if stored.config or records:  # an entity never written has nothing to be applied
+            reports = broker_reports(store, what="the console's entity page")
+            applied = [ask(reports, b, [Expected(entity, dict(stored.config))]) for b in asked[:MAX_ASKED]]
+        verdicts, omitted = BROKERS, max(0, len(asked) - MAX_ASKED) if applied else 0
+    live = brokers if only_broker is None else [b for b in brokers if b == only_broker]
     wanted = [b for b in live if _follows(entity, b)]
     effective: list[EffectiveReport] = []
     problems: dict[int, str] = {}
@@ -176,6 +216,8 @@ def entity_document(
             effective.append(effective_config(store, broker_id, _target(entity)))
         except (InvalidInput, NotFound) as exc:
             problems[broker_id] = one_line(exc.message, 300)
+        except KafkaUnavailable as exc:  # asked itself (KRaft), the broker did not answer
+            problems[broker_id] = f"did not answer: {one_line(exc.message, 300)}"
     return EntityDocument(
         entity,
         described,
@@ -186,6 +228,8 @@ def entity_document(
         effective,
         max(0, len(wanted) - MAX_EFFECTIVE_BROKERS),
         problems,
+        verdicts,
+        omitted,
     )
 
 
@@ -229,6 +273,7 @@ __all__ = [
     "ChangePaths",
     "EntityDocument",
     "entity_document",
+    "newest_writes",
     "parse_entity",
     "rollout_brokers",
     "rollout_detail",

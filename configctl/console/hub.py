@@ -9,6 +9,13 @@ The watches are the store's (:meth:`configctl.store.Watches.watch_fleet`; ZooKee
 hub's own thread refreshes them and rebuilds the documents. Bursts are coalesced (``debounce``):
 a thousand listeners applying one change cost a few refreshes, not a thousand. A re-list every
 ``recheck`` seconds catches anything a watch could not tell (the cluster's metadata owner).
+
+A store without watches (KRaft) is polled instead (:mod:`.polling`): every ``poll`` seconds the
+hub rebuilds every document through a store opened for that poll (``reopen``), and still tells
+the browsers only what moved. There, ``status`` is what the brokers and controllers report when
+asked (``configctl status -o json`` on KRaft), ``changes`` the newest writes of the fleet's
+history (no change notifications exist), and rollouts are refused in one line
+(:attr:`WatchHub.no_rollouts`): a KRaft cluster keeps no rollout records.
 """
 
 from __future__ import annotations
@@ -16,12 +23,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from configctl.console import documents
-from configctl.errors import ConfigctlError, one_line
-from configctl.store import CHANGES, FLEET_PARTS, STATUS, ConfigStore
+from configctl.console.nodes import Departed
+from configctl.console.polling import POLL_INTERVAL, Polling
+from configctl.errors import ConfigctlError, KafkaUnavailable, ZooKeeperUnavailable, one_line
+from configctl.store import CHANGES, FLEET_PARTS, STATUS, ConfigStore, FleetWatch
+from configctl.store.capabilities import Unsupported
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +43,11 @@ TOPICS = FLEET_PARTS
 NEWEST_CHANGES = 20
 
 LOST = "the connection to ZooKeeper is lost (reconnecting)"
+
+NO_ROLLOUTS = (
+    "the store in use ({kind}) keeps no rollout records: canaries and waves are refused on it, "
+    "so there is no rollout to show"
+)
 
 
 class WatchHub:
@@ -46,17 +62,34 @@ class WatchHub:
         on_problem: Callable[[str | None], None] = lambda problem: None,
         debounce: float = 0.05,
         recheck: float = 30.0,
+        reopen: Callable[[], ConfigStore] | None = None,
+        poll: float = POLL_INTERVAL,
     ) -> None:
-        store.capabilities.require("watches", "fleet_state", "rollout_records", what="the console")
         self.store = store
+        self.polling = not store.capabilities.watches
+        """No watches (KRaft): every document is rebuilt every ``poll`` seconds (:mod:`.polling`)."""
+        if self.polling:
+            store.capabilities.require("broker_reports", "history", what="the console")
+        else:
+            store.capabilities.require("watches", "fleet_state", "rollout_records", what="the console")
+        self.source = "the cluster" if self.polling else "ZooKeeper"
+        """What the documents are read from, as the pages name it beside a problem."""
+        self.poll = poll if self.polling else None
+        self.no_rollouts = None if store.capabilities.rollout_records else NO_ROLLOUTS.format(kind=store.kind)
+        """Why there is no Rollouts page (one line), or None when the store keeps rollout records."""
         self.on_moved = on_moved
         self.on_problem = on_problem
         self.debounce = debounce
-        self.recheck = recheck
+        self.recheck = poll if self.polling else recheck
+        self._reopen = reopen if self.polling else None
         self.changes = documents.ChangePaths()
         self.documents: dict[str, Any] = {}
         self.versions: dict[str, int] = dict.fromkeys(TOPICS, 0)
         self.refreshes: dict[str, int] = dict.fromkeys(TOPICS, 0)
+        self.departed = Departed() if self.polling else None
+        """Polled (KRaft): the brokers seen registered, so one the cluster stops listing is shown."""
+        self.polls = 0
+        """Refreshes done so far: with :attr:`polling`, what a page read on its own is kept for."""
         self.problem: str | None = None
         """Why the documents may be old (ZooKeeper unreachable, say); None while they are current."""
         self._lock = threading.Lock()
@@ -64,7 +97,31 @@ class WatchHub:
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
-        self._watch = store.watch_fleet(self._mark, lambda: self._set_problem(LOST))
+        self._watch: FleetWatch = (
+            Polling() if self.polling else store.watch_fleet(self._mark, lambda: self._set_problem(LOST))
+        )
+
+    @contextmanager
+    def reading(self) -> Iterator[ConfigStore]:
+        """The store to read through now: the one store, kept current by its watches; or, polled
+        (KRaft), one opened for this read, so nothing read once is taken for the present."""
+        if self._reopen is None:
+            yield self.store
+            return
+        with self._reopen() as store:
+            yield store
+
+    def unavailable(self) -> ConfigctlError | None:
+        """The error a read on a page's behalf gets at once while the store is known lost (503)."""
+        if self.problem is None:
+            return None
+        if self.polling:
+            return KafkaUnavailable(f"the cluster: {self.problem}")
+        return ZooKeeperUnavailable(f"ZooKeeper: {self.problem}")
+
+    def moment(self) -> tuple[int, ...]:
+        """What a page's own read is kept for: until a shared document moves, and, polled, one poll."""
+        return self.version_key() + ((self.polls,) if self.polling else ())
 
     # -- life ---------------------------------------------------------------------------------
 
@@ -123,7 +180,8 @@ class WatchHub:
             except Exception as exc:  # the hub must outlive any one refresh: logged, tried again
                 self._set_problem(one_line(exc.message if isinstance(exc, ConfigctlError) else exc, 300))
                 log.warning(
-                    "console: cannot refresh from ZooKeeper: %s",
+                    "console: cannot refresh from %s: %s",
+                    self.source,
                     self.problem,
                     exc_info=not isinstance(exc, ConfigctlError),
                 )
@@ -140,19 +198,34 @@ class WatchHub:
         self.on_problem(problem)
 
     def _refresh(self, dirty: set[str]) -> None:
-        """Re-arm the watches that told, rebuild the documents that moved."""
+        """Re-arm the watches that told, rebuild the documents that moved (polled: all of them,
+        through one store opened for this poll)."""
         topics = {t for t in dirty if t in TOPICS} | self._watch.refresh(dirty)
-        for topic in TOPICS:
-            if topic in topics:
-                self._rebuild(topic)
+        with self.reading() as store:
+            for topic in TOPICS:
+                if topic in topics:
+                    self._rebuild(store, topic)
+        with self._lock:
+            self.polls += 1
 
-    def _rebuild(self, topic: str) -> None:
+    def _rebuild(self, store: ConfigStore, topic: str) -> None:
         if topic == STATUS:
-            document: Any = documents.status_document(self.store)
+            document: Any = documents.status_document(store)
+            if self.departed is not None:
+                self.departed.note(document)
         elif topic == CHANGES:
-            document = self.changes.newest(self.store, NEWEST_CHANGES)
+            if store.capabilities.notifications:
+                document = self.changes.newest(store, NEWEST_CHANGES)
+            else:  # no change notifications (KRaft): the newest writes of the fleet's history
+                document = documents.newest_writes(store, NEWEST_CHANGES)
+        elif self.no_rollouts is not None:
+            document = []
         else:
-            document = documents.rollouts_document(self.store)
+            try:
+                document = documents.rollouts_document(store)
+            except Unsupported as exc:  # the store says it has no rollout records after all
+                self.no_rollouts = one_line(exc.message, 300)
+                document = []
         with self._lock:
             self.refreshes[topic] += 1
             if self.documents.get(topic) == document:
@@ -162,12 +235,19 @@ class WatchHub:
             version = self.versions[topic]
         self.on_moved(topic, version)
 
+    def gone(self) -> list[dict[str, Any]]:
+        """Polled (KRaft): the brokers seen registered that the newest ``status`` no longer lists."""
+        if self.departed is None or STATUS not in self.documents:
+            return []
+        return self.departed.gone(self.document(STATUS))
+
     def stats(self) -> dict[str, Any]:
         """What the console itself costs: its watches, the refreshes each document took."""
         watches = self.watches
         with self._lock:
             return {
                 "watches": watches,
+                "polling_seconds": self.poll,
                 "refreshes": dict(self.refreshes),
                 "versions": dict(self.versions),
                 "problem": self.problem,

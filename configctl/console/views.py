@@ -20,7 +20,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from configctl import fleet
 from configctl.audit import report_view
-from configctl.console.documents import EntityDocument
+from configctl.console import nodes
+from configctl.console.documents import BROKERS, EntityDocument
 from configctl.documents.history import keys_changed
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError
@@ -80,8 +81,12 @@ _ENV.filters["entity_url"] = entity_url
 
 def _render(template: str, **context: Any) -> str:
     """A page; ``versions`` (the shared documents' versions it was made from) lets its script see,
-    on connecting to ``/events``, whether something moved in between."""
+    on connecting to ``/events``, whether something moved in between. ``source`` names what the
+    documents are read from beside a problem; ``no_rollouts``, when given, hides the Rollouts link
+    (the store keeps no rollout records: the line says why)."""
     context.setdefault("versions", {})
+    context.setdefault("source", "ZooKeeper")
+    context.setdefault("no_rollouts", None)
     return _ENV.get_template(template).render(**context)
 
 
@@ -118,7 +123,31 @@ def fleet_page(
     rollouts: Sequence[Mapping[str, Any]],
     problem: str | None,
     versions: Mapping[str, int] | None = None,
+    *,
+    source: str = "ZooKeeper",
+    no_rollouts: str | None = None,
+    poll: float | None = None,
+    gone: list[dict[str, Any]] | None = None,
 ) -> str:
+    """The Fleet page: the brokers as their listeners published them, or, for a KRaft cluster's
+    ``status`` (``"mode": "kraft"``), every node as the cluster and each broker report it
+    (:mod:`.nodes`; ``gone``: brokers seen registered before, ``poll``: seconds between polls)."""
+    if nodes.is_kraft(status):
+        rows = nodes.node_rows(status, gone)
+        return _render(
+            "fleet_kraft.html",
+            page="fleet",
+            versions=versions or {},
+            live="status changes",
+            status=status,
+            rows=rows,
+            summary=nodes.summary(status, rows),
+            changes=changes,
+            problem=problem,
+            source=source,
+            no_rollouts=no_rollouts,
+            poll=poll,
+        )
     rows = fleet_rows(status)
     summary = {
         "brokers": len(rows),
@@ -139,6 +168,8 @@ def fleet_page(
         changes=changes,
         rollouts=open_rollouts,
         problem=problem,
+        source=source,
+        no_rollouts=no_rollouts,
     )
 
 
@@ -146,7 +177,12 @@ def fleet_page(
 
 
 def entity_page(
-    document: EntityDocument, problem: str | None, versions: Mapping[str, int] | None = None
+    document: EntityDocument,
+    problem: str | None,
+    versions: Mapping[str, int] | None = None,
+    *,
+    source: str = "ZooKeeper",
+    no_rollouts: str | None = None,
 ) -> str:
     keys = sorted((document.stored.get("config") or {}).keys())
     by_broker = []
@@ -157,6 +193,7 @@ def entity_page(
     history = []
     for record, shown in zip(document.records, document.history, strict=False):
         history.append({**shown, "keys_changed": keys_changed(record)})
+    reasons = {item["reason"] for item in document.to_json()["effective_unavailable"]}
     return _render(
         "entity.html",
         page="entity",
@@ -168,6 +205,10 @@ def entity_page(
         by_broker=by_broker,
         history=history,
         problem=problem,
+        source=source,
+        no_rollouts=no_rollouts,
+        asked=document.verdicts_from == BROKERS,
+        same_reason=reasons.pop() if len(reasons) == 1 and len(document.effective_problems) > 1 else None,
     )
 
 
@@ -207,9 +248,16 @@ KIND_CLASSES = {
 
 
 def drift_page(
-    document: Mapping[str, Any] | None, reason: str | None, status: Mapping[str, Any] | None = None
+    document: Mapping[str, Any] | None,
+    reason: str | None,
+    status: Mapping[str, Any] | None = None,
+    *,
+    no_rollouts: str | None = None,
 ) -> str:
-    """The Drift page; ``status`` (the fleet now) lets each group of stale brokers say why."""
+    """The Drift page; ``status`` (the fleet now) lets each group of stale brokers say why (a
+    KRaft cluster's, in the same terms: :func:`.nodes.as_fleet`)."""
+    if status is not None and nodes.is_kraft(status):
+        status = nodes.as_fleet(status)
     heatmap = (document or {}).get("heatmap") or {}
     stale = (document or {}).get("stale_brokers") or []
     return _render(
@@ -239,6 +287,7 @@ def drift_page(
         intervals=_intervals((document or {}).get("intervals") or []),
         counts=(document or {}).get("counts") or {},
         problem=None,
+        no_rollouts=no_rollouts,
     )
 
 
@@ -285,5 +334,7 @@ def _span(ms: Any) -> int | None:
     return ms if isinstance(ms, int) and not isinstance(ms, bool) and 0 <= ms <= LAST_MS else None
 
 
-def error_page(status: int, text: str) -> str:
-    return _render("error.html", page="", live="", status_code=status, text=text, problem=None)
+def error_page(status: int, text: str, *, no_rollouts: str | None = None) -> str:
+    return _render(
+        "error.html", page="", live="", status_code=status, text=text, problem=None, no_rollouts=no_rollouts
+    )

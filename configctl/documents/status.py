@@ -75,6 +75,16 @@ class ReportedStatus:
         }
 
 
+def status_of(store: ConfigStore, broker_id: int | None = None) -> StatusDocument | ReportedStatus:
+    """``configctl status -o json`` of ``store``: what its listeners published where it has a fleet
+    state, else (KRaft: ``broker_reports`` and no ``fleet_state``) what the brokers and controllers
+    say when asked. The one place that chooses, by the store's capabilities (the console's
+    ``/api/status`` is this document)."""
+    if store.capabilities.broker_reports and not store.capabilities.fleet_state:
+        return reported_status(store, broker_id)
+    return StatusDocument(fleet.status(store), broker_id)
+
+
 def reported_status(store: ConfigStore, broker_id: int | None = None) -> ReportedStatus:
     """Ask the cluster and each registered broker (fenced ones too: they may still answer)."""
     reports = broker_reports(store, what="the fleet's status")
