@@ -206,6 +206,7 @@ def create_app(
             no_rollouts=hub.no_rollouts,
             poll=hub.poll,
             gone=hub.gone(),
+            stale=dict(hub.stale),
         )
 
     async def fleet_page(request: Request) -> Response:

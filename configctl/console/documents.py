@@ -29,7 +29,7 @@ from configctl.documents.rollouts import RolloutListDocument, RolloutShowDocumen
 from configctl.documents.status import status_of
 from configctl.effective import EffectiveReport, effective_config
 from configctl.entities import Entity, EntityType
-from configctl.errors import InvalidInput, KafkaUnavailable, NotFound, one_line
+from configctl.errors import ConfigctlError, InvalidInput, KafkaUnavailable, NotFound, one_line
 from configctl.files import read_json
 from configctl.handlers import handler_for
 from configctl.rollout.brokerwait import Expected, ask
@@ -214,10 +214,10 @@ def entity_document(
     for broker_id in wanted[:MAX_EFFECTIVE_BROKERS]:
         try:
             effective.append(effective_config(store, broker_id, _target(entity)))
-        except (InvalidInput, NotFound) as exc:
-            problems[broker_id] = one_line(exc.message, 300)
         except KafkaUnavailable as exc:  # asked itself (KRaft), the broker did not answer
             problems[broker_id] = f"did not answer: {one_line(exc.message, 300)}"
+        except ConfigctlError as exc:  # about this broker only: said in its place
+            problems[broker_id] = one_line(exc.message, 300)
     return EntityDocument(
         entity,
         described,

@@ -89,6 +89,9 @@ class WatchHub:
         self.departed = Departed() if self.polling else None
         """Polled (KRaft): the brokers seen registered, so one the cluster stops listing is shown."""
         self.polls = 0
+        self.stale: dict[str, str] = {}
+        """Polled: the documents kept at their last version because they could not be read at the
+        last poll (the ``changes`` while a fenced broker's config cannot be described), and why."""
         """Refreshes done so far: with :attr:`polling`, what a page read on its own is kept for."""
         self.problem: str | None = None
         """Why the documents may be old (ZooKeeper unreachable, say); None while they are current."""
@@ -203,10 +206,35 @@ class WatchHub:
         topics = {t for t in dirty if t in TOPICS} | self._watch.refresh(dirty)
         with self.reading() as store:
             for topic in TOPICS:
-                if topic in topics:
+                if topic not in topics:
+                    continue
+                if not self.polling or topic == STATUS:
                     self._rebuild(store, topic)
+                    continue
+                try:  # polled: a document that cannot be read now does not hold the others back
+                    self._rebuild(store, topic)
+                except ConfigctlError as exc:
+                    self._set_stale(topic, one_line(exc.message, 300))
+                else:
+                    self._set_stale(topic, None)
         with self._lock:
             self.polls += 1
+
+    def _set_stale(self, topic: str, reason: str | None) -> None:
+        """Say (once, and to the browsers) that ``topic``'s document is its last one, and why."""
+        with self._lock:
+            if self.stale.get(topic) == reason:
+                return
+            if reason is None:
+                del self.stale[topic]
+            else:
+                self.stale[topic] = reason
+                self.documents.setdefault(topic, [])  # never read yet: shown empty, and said why
+            self.versions[topic] += 1
+            version = self.versions[topic]
+        if reason is not None:
+            log.warning("console: cannot read the %s from %s now: %s", topic, self.source, reason)
+        self.on_moved(topic, version)
 
     def _rebuild(self, store: ConfigStore, topic: str) -> None:
         if topic == STATUS:
@@ -248,6 +276,7 @@ class WatchHub:
             return {
                 "watches": watches,
                 "polling_seconds": self.poll,
+                "not_current": dict(self.stale),
                 "refreshes": dict(self.refreshes),
                 "versions": dict(self.versions),
                 "problem": self.problem,

@@ -128,10 +128,12 @@ def fleet_page(
     no_rollouts: str | None = None,
     poll: float | None = None,
     gone: list[dict[str, Any]] | None = None,
+    stale: Mapping[str, str] | None = None,
 ) -> str:
     """The Fleet page: the brokers as their listeners published them, or, for a KRaft cluster's
     ``status`` (``"mode": "kraft"``), every node as the cluster and each broker report it
-    (:mod:`.nodes`; ``gone``: brokers seen registered before, ``poll``: seconds between polls)."""
+    (:mod:`.nodes`; ``gone``: brokers seen registered before, ``poll``: seconds between polls,
+    ``stale``: the documents that could not be read at the last poll, and why)."""
     if nodes.is_kraft(status):
         rows = nodes.node_rows(status, gone)
         return _render(
@@ -147,6 +149,7 @@ def fleet_page(
             source=source,
             no_rollouts=no_rollouts,
             poll=poll,
+            stale=stale or {},
         )
     rows = fleet_rows(status)
     summary = {
