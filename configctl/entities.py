@@ -38,6 +38,8 @@ class EntityType(str, Enum):
     The first five exist on every cluster. ``groups`` (a consumer, share or streams group's
     configs, ConfigResource GROUP) and ``client-metrics`` (a client-metrics subscription,
     CLIENT_METRICS) exist only on a KRaft cluster (Kafka 4): :attr:`kraft_only`.
+    ``broker-loggers`` (a broker's log4j loggers, ConfigResource BROKER_LOGGER, named by broker id)
+    exist on both lines but only in each broker's memory: :attr:`in_broker_memory`.
     """
 
     TOPICS = "topics"
@@ -47,6 +49,7 @@ class EntityType(str, Enum):
     IPS = "ips"
     GROUPS = "groups"
     CLIENT_METRICS = "client-metrics"
+    BROKER_LOGGERS = "broker-loggers"
 
     def __str__(self) -> str:
         return self.value
@@ -82,6 +85,13 @@ class EntityType(str, Enum):
         return self in _KRAFT_ONLY
 
     @property
+    def in_broker_memory(self) -> bool:
+        """The configs live only in one broker's memory (its loggers' levels): no ZooKeeper node
+        and no metadata record holds them, only that broker can be asked or told (through the
+        Admin API), and a restart of the broker forgets them."""
+        return self is EntityType.BROKER_LOGGERS
+
+    @property
     def singular(self) -> str:
         """The type's name for one entity, as messages say it (``topic``, ``client-metrics``)."""
         return "client-metrics" if self is EntityType.CLIENT_METRICS else self.value[:-1]
@@ -91,7 +101,7 @@ _SANITIZED_TYPES = frozenset(
     {EntityType.USERS, EntityType.CLIENTS, EntityType.GROUPS, EntityType.CLIENT_METRICS}
 )
 _KRAFT_ONLY = frozenset({EntityType.GROUPS, EntityType.CLIENT_METRICS})
-_NO_DEFAULT = frozenset({EntityType.TOPICS, *_KRAFT_ONLY})
+_NO_DEFAULT = frozenset({EntityType.TOPICS, EntityType.BROKER_LOGGERS, *_KRAFT_ONLY})
 _TOPICS = EntityType.TOPICS  # a module constant: compared for each of 100,000s of entities
 
 TYPE_ORDER = (
@@ -103,11 +113,15 @@ TYPE_ORDER = (
     EntityType.GROUPS,
     EntityType.CLIENT_METRICS,
 )
-"""The order types are listed in (as Kafka's documentation lists them; Kafka 4's two last)."""
+"""The order the types a cluster stores are listed in (as Kafka's documentation lists them; Kafka
+4's two last). ``broker-loggers`` is not among them: no cluster stores a logger's level (each
+broker keeps its own, in memory), so no listing of stored configs, export or desired-state file
+has them; it sorts after them."""
 ZOOKEEPER_TYPES = tuple(t for t in TYPE_ORDER if not t.kraft_only)
 """The five types a ZooKeeper-mode cluster (Kafka 3.9) keeps under ``/config/<type>``."""
 
-_RANK = {etype: rank for rank, etype in enumerate(TYPE_ORDER)}  # sort_key's first field, by type
+_RANK = {etype: rank for rank, etype in enumerate((*TYPE_ORDER, EntityType.BROKER_LOGGERS))}
+"""sort_key's first field, by type."""
 _REGISTERED: dict[str, EntityType] = {}
 
 
@@ -135,6 +149,16 @@ def unregister_type(entity_type: EntityType) -> None:
     if _REGISTERED.get(entity_type.value) is entity_type:
         del _REGISTERED[entity_type.value]
         del _RANK[entity_type]
+
+
+def refuse_in_broker_memory(entity_type: EntityType, where: str) -> None:
+    """Refuse a family only a running broker holds (its loggers' levels), where configctl would not
+    ask a broker (``where`` says why): the one wording of that refusal."""
+    if entity_type.in_broker_memory:
+        raise InvalidInput(
+            f"{entity_type.value} live only in each broker's memory, so only that broker can be asked "
+            f"or told (--bootstrap-server); {where}; nothing was written"
+        )
 
 
 def refuse_kraft_only(entity_type: EntityType, where: str = "this cluster runs in ZooKeeper mode") -> None:
@@ -250,10 +274,11 @@ def validate_name(entity_type: EntityType, name: str) -> None:
     if entity_type is _TOPICS:  # first, and nothing else: a full load names 100,000 topics
         validate_topic_name(name)
         return
-    if entity_type is EntityType.BROKERS:
+    if entity_type is EntityType.BROKERS or entity_type is EntityType.BROKER_LOGGERS:
         if not _BROKER_RE.fullmatch(name) or int(name) > _BROKER_ID_MAX:
             raise InvalidInput(
-                f"broker name {shown(name)} must be a non-negative integer broker id or <default>"
+                f"{entity_type.singular} name {shown(name)} must be a non-negative integer broker id"
+                + (" or <default>" if entity_type.has_default else "")
             )
         return
     if entity_type is EntityType.IPS:

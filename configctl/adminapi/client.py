@@ -36,9 +36,14 @@ from configctl.errors import InvalidInput, shown
 from configctl.reported import ReportedConfig, ReportedSynonym, quota_text
 
 # Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
-_TOPIC, _BROKER, _CLIENT_METRICS, _GROUP = 2, 4, 16, 32
-_RESOURCE = {EntityType.GROUPS: _GROUP, EntityType.CLIENT_METRICS: _CLIENT_METRICS}
-"""The ConfigResource type of each family that has one of its own on Kafka 4 (KRaft) only."""
+_TOPIC, _BROKER, _BROKER_LOGGER, _CLIENT_METRICS, _GROUP = 2, 4, 8, 16, 32
+_RESOURCE = {
+    EntityType.GROUPS: _GROUP,
+    EntityType.CLIENT_METRICS: _CLIENT_METRICS,
+    EntityType.BROKER_LOGGERS: _BROKER_LOGGER,
+}
+"""The ConfigResource type of each family with one of its own: Kafka 4's groups and client-metrics
+(KRaft only), and a broker's loggers (both lines; only that broker answers for them)."""
 _SOURCES = {
     0: "UNKNOWN",
     1: "DYNAMIC_TOPIC_CONFIG",
@@ -52,6 +57,8 @@ _SOURCES = {
 }
 _SET, _DELETE = 0, 1
 _UNKNOWN_TOPIC = 3  # UNKNOWN_TOPIC_OR_PARTITION: the cluster has no such topic
+_NOT_CONTROLLER = 41  # NOT_CONTROLLER: the broker asked is no longer (or not yet) the controller
+_UNASKED: Any = object()  # the controller not asked yet (None is an answer: no controller named)
 _MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
 _SCRAM = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 _SCRAM_TYPE = {name: number for number, name in _SCRAM.items()}
@@ -70,6 +77,8 @@ class KafkaAdmin:
         options = client_options(bootstrap, command_config, timeout)
         with translate_errors("connect", bootstrap):
             self._admin = KafkaAdminClient(**options)
+        self._controller: int | None = _UNASKED
+        """The controller SCRAM writes go to, asked once per client (:meth:`_scram_controller`)."""
 
     def close(self) -> None:
         self._admin.close()
@@ -301,24 +310,38 @@ class KafkaAdmin:
             ],
         )
         # A ZooKeeper-mode cluster takes it on its controller only (any other broker answers
-        # NOT_CONTROLLER); a KRaft broker forwards it to its controllers from any broker.
-        controller = self.controller_id()
-        response = self._send(request, controller, what, writes=Entity.named(EntityType.USERS, user).path)
+        # NOT_CONTROLLER); a KRaft broker forwards it to its controllers from any broker. The
+        # controller is asked once per client, and again only when the one asked has moved on:
+        # NOT_CONTROLLER means that broker wrote nothing, so the request is sent once more.
+        writes = Entity.named(EntityType.USERS, user).path
+        response = self._send(request, self._scram_controller(), what, writes=writes)
+        if response.results and all(r.error_code == _NOT_CONTROLLER for r in response.results):
+            response = self._send(request, self._scram_controller(fresh=True), what, writes=writes)
         for result in response.results:
             problem = refusal(result.error_code, result.error_message, what)
             if problem is not None:
                 raise problem
 
-    # -- Kafka 4's group configs and client-metrics subscriptions (KRaft) ---------------------
+    def _scram_controller(self, *, fresh: bool = False) -> int | None:
+        """The controller (DescribeCluster), asked on first use and kept for this client's life;
+        ``fresh``: asked again (the one kept answered NOT_CONTROLLER)."""
+        if fresh or self._controller is _UNASKED:
+            self._controller = self.controller_id()
+        return self._controller
+
+    # -- config resources of their own: Kafka 4's groups and client-metrics, a broker's loggers -----
 
     def describe_resource(
         self, entity: Entity, keys: Iterable[str] | None = None, *, node_id: int | None = None
     ) -> dict[str, ReportedConfig]:
         """Every config of a group or a client-metrics subscription as broker ``node_id`` (None:
         any) reports it (the keys it sets and, below them, what each falls back to). Kafka 4
-        answers for any name, set or not (a group's configs may be set before the group exists)."""
+        answers for any name, set or not (a group's configs may be set before the group exists).
+        A broker's loggers are asked of that broker (only it knows them): every logger it has,
+        at its level."""
         kind = _resource_type(entity)
-        return self._describe(kind, entity.name, keys, node_id=node_id, what=entity.display)
+        target = self._owner(entity, node_id)
+        return self._describe(kind, entity.name, keys, node_id=target, what=entity.display)
 
     def alter_resource(
         self,
@@ -330,11 +353,42 @@ class KafkaAdmin:
     ) -> None:
         """IncrementalAlterConfigs on a group or a client-metrics subscription, sent to any broker,
         which checks it (``GroupConfig.validate``, ``ClientMetricsConfigs.validate``) and has the
-        controller write it; a refusal raises :class:`~configctl.errors.BrokerRefused`."""
+        controller write it; a broker's loggers, sent to that broker, which checks and applies it
+        in its memory (``RuntimeLoggerManager``); a refusal raises
+        :class:`~configctl.errors.BrokerRefused`."""
         what = f"change the config of {entity.display}"
         self._alter_configs(
-            _resource_type(entity), entity.name, set_keys, delete_keys, what, entity.path, None, validate_only
+            _resource_type(entity),
+            entity.name,
+            set_keys,
+            delete_keys,
+            what,
+            entity.path,
+            self._owner(entity, None),
+            validate_only,
         )
+
+    def logger_levels(self, entity: Entity) -> dict[str, str]:
+        """Every logger broker ``entity.name`` has, at the level it reports (``broker-loggers/<id>``,
+        sorted by name): what the broker runs, which is all there is (nothing stores it)."""
+        reported = self.describe_resource(entity)
+        return {name: "" if entry.value is None else entry.value for name, entry in sorted(reported.items())}
+
+    def _owner(self, entity: Entity, node_id: int | None) -> int | None:
+        """The broker a request about ``entity`` goes to: a broker's loggers, that broker (another
+        refuses the id), which must be in the cluster's metadata now (one that is not cannot be
+        asked, and nothing else holds its loggers); else ``node_id`` (None: any)."""
+        if not entity.type.in_broker_memory:
+            return node_id
+        broker = int(entity.name)
+        running = self.broker_ids()
+        if broker not in running:
+            listed = ", ".join(map(str, running)) or "none"
+            raise InvalidInput(
+                f"broker {broker} is not running (the cluster lists brokers {listed}): its loggers live "
+                "in its memory only, so nothing else can be asked or told; nothing was written"
+            )
+        return broker
 
     def resource_names(self, entity_type: EntityType) -> list[str]:
         """Every group or client-metrics subscription the cluster holds a config for, sorted

@@ -18,6 +18,11 @@ Kafka 4's groups and client-metrics subscriptions (KRaft clusters only) are conf
 their own, changed by IncrementalAlterConfigs as topics are; a ZooKeeper-mode cluster has neither,
 so a change to one is refused here before anything is sent or written
 (:func:`configctl.entities.refuse_kraft_only`).
+
+A broker's loggers (``broker-loggers/<id>``, both lines) are a config resource of that broker
+alone, in its memory: they always go through that broker (nothing else holds them, ZooKeeper
+least of all), and the loggers named must be ones the broker reports, as Kafka's ConfigCommand
+checks ("Invalid broker logger(s)"); the root logger's level may be set, never deleted.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ from dataclasses import dataclass, field
 from configctl import catalogue, secrets
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.scram import ScramUpsertion, upsertion
-from configctl.entities import EntityType, refuse_kraft_only
+from configctl.entities import EntityType, refuse_in_broker_memory, refuse_kraft_only
 from configctl.errors import InvalidInput
+from configctl.handlers import brokerlogger
 from configctl.store import Change, Stored
 
 
@@ -40,6 +46,8 @@ def goes_through(change: Change, running: set[int]) -> bool:
     SCRAM credentials in their stored form (which only ZooKeeper can take)."""
     entity = change.entity
     refuse_kraft_only(entity.type)
+    if entity.type.in_broker_memory:  # that broker or nothing (the client refuses a stopped one)
+        return True
     if not running:
         return False
     if entity.type is EntityType.BROKERS:
@@ -60,6 +68,7 @@ def goes_through(change: Change, running: set[int]) -> bool:
 def for_zookeeper(change: Change) -> Change:
     """``change`` as ZooKeeper may take it: a SCRAM password in clear salted into its stored form
     (:func:`configctl.secrets.scram_config_value`, the one home), a broker password refused."""
+    refuse_in_broker_memory(change.entity.type, "ZooKeeper has no place for them")
     _refuse_plain_passwords(change)
     clear = {
         k: v for k, v in change.config.items() if secrets.is_scram_mechanism(k) and secrets.scram_in_clear(v)
@@ -92,6 +101,8 @@ def requests_of(change: Change, current: Stored) -> Requests:
     A broker password already encrypted for ZooKeeper is refused: a broker takes it in clear.
     """
     entity = change.entity
+    if entity.type.in_broker_memory:
+        return _logger_requests(change, current)
     set_keys = {k: v for k, v in change.config.items() if current.config.get(k) != v}
     delete_keys = [k for k in current.config if k not in change.config]
     if entity.type is EntityType.BROKERS:
@@ -137,7 +148,7 @@ def send(
             admin.alter_broker(broker, keys, gone, validate_only=validate_only, via=via)
         elif entity.type is EntityType.TOPICS:
             admin.alter_topic(entity.name, keys, gone, validate_only=validate_only)
-        elif entity.type.kraft_only:
+        elif entity.type.kraft_only or entity.type.in_broker_memory:
             admin.alter_resource(entity, keys, gone, validate_only=validate_only)
         else:
             admin.alter_client_quotas(entity, keys, gone, validate_only=validate_only)
@@ -145,6 +156,34 @@ def send(
         upsertions = _salted(requests.scram_set)
         if not validate_only:
             admin.alter_scram_credentials(entity.name, upsertions, requests.scram_delete)
+
+
+def _logger_requests(change: Change, current: Stored) -> Requests:
+    """The levels to set and the loggers to unset on a broker (``current``: every logger it reports).
+
+    Only what the operator changed is sent (``change.previous`` to ``change.config``): the broker
+    reports every logger it has, and one it made since it was read is not the operator's to
+    unset. A logger the broker does not report is refused here, as Kafka's ConfigCommand refuses
+    it, before anything is sent; so is unsetting the root logger's level (Kafka refuses it).
+    """
+    entity, previous = change.entity, change.previous
+    set_keys = {k: v for k, v in change.config.items() if previous.get(k) != v and current.config.get(k) != v}
+    delete_keys = [k for k in previous if k not in change.config and k in current.config]
+    unknown = sorted(
+        k for k in [*set_keys, *(k for k in previous if k not in change.config)] if k not in current.config
+    )
+    if unknown:
+        raise InvalidInput(
+            f"{entity.display}: invalid broker logger(s) {', '.join(unknown)}: the broker has no such logger "
+            f"(its loggers: configctl describe --broker-logger {entity.name}); nothing was written"
+        )
+    root = brokerlogger.root_logger()
+    if root in delete_keys:
+        raise InvalidInput(
+            f"{entity.display}: the {root} logger's level cannot be deleted (Kafka refuses it), only set; "
+            "nothing was written"
+        )
+    return Requests(set_keys, delete_keys)
 
 
 def _salted(clear: Mapping[str, str]) -> list[ScramUpsertion]:

@@ -19,6 +19,11 @@ the broker: it is :class:`~configctl.store.CommitInterrupted` with that change `
 :meth:`landed` re-reads ZooKeeper for it, recording the history of one the broker wrote (exit 8
 either way: the broker's answer is lost, :class:`~configctl.errors.KafkaAnswerLost`).
 
+A broker's loggers (``broker-loggers/<id>``) live in that broker's memory only: no node holds
+them, so they are read from the broker itself (:meth:`read_in_memory`: every logger it reports)
+at the version configctl's history gives them (:func:`configctl.handlers.brokerlogger.history_version`),
+written through it alone, recorded in the same history, with no change notification.
+
 What differs, and is said so by :attr:`capabilities`: a broker write cannot share a transaction
 with other nodes (``extra_nodes``): a rollout's record goes first, in its own ZooKeeper write, and
 the broker writes follow it one by one. The version check is made just before the request (the
@@ -30,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
 
 from configctl import agreement, catalogue
@@ -39,6 +44,7 @@ from configctl.adminapi.client import KafkaAdmin, refuse_unsendable
 from configctl.adminapi.connection import bootstrap_servers
 from configctl.entities import Entity, EntityType
 from configctl.errors import KafkaAnswerLost
+from configctl.handlers import brokerlogger
 from configctl.store import (
     ABSENT,
     Capabilities,
@@ -160,8 +166,20 @@ class BrokersThroughAdmin:
 
     def _requests(self, change: Change) -> tuple[Stored, families.Requests]:
         """The entity as it is now, and the requests that make it ``change.config``."""
-        current = self.inner.read(change.entity, strict=False)
+        current = self._read(change.entity)
         return current, families.requests_of(change, current)
+
+    def _read(self, entity: Entity) -> Stored:
+        """``entity`` as it is now: from ZooKeeper, or a broker's loggers from that broker."""
+        if entity.type.in_broker_memory:
+            return self.read_in_memory(entity)
+        return self.inner.read(entity, strict=False)
+
+    def read_in_memory(self, entity: Entity) -> Stored:
+        """A broker's loggers as that broker reports them (every one, at its level), at the version
+        configctl's history gives them: what a read of them is, wherever the store is composed."""
+        levels = self.admin.logger_levels(entity)
+        return Stored(entity, levels, brokerlogger.history_version(self.inner.history(entity), levels))
 
     def _through_broker(
         self,
@@ -177,16 +195,27 @@ class BrokersThroughAdmin:
         current, requests = self._requests(change)
         if current.version != change.expected_version:
             raise VersionConflict(f"{entity.path} moved from version {change.expected_version}")
-        before = self.inner.latest_change_number()
+        before = None if entity.type.in_broker_memory else self.inner.latest_change_number()
         try:
             families.send(self.admin, change, requests, via)
         except KafkaAnswerLost as lost:
             self._unanswered[entity] = (current, reason, requests.count)
             raise CommitInterrupted(list(committed), [change], list(rest), lost.message, lost) from None
+        if entity.type.in_broker_memory:  # no node, no notification: the broker's answer is all
+            return self._recorded_in_memory(change, current, reason)
         after = self.inner.read(entity, strict=False)
         recorded = Change(entity, after.config, current.version, previous=current.config)
         self.inner.record_history(recorded, after.version, reason=reason)
         return Committed(entity, after.version, self._notification_of(entity.path, before))
+
+    def _recorded_in_memory(self, change: Change, before: Stored, reason: str) -> Committed:
+        """Record a write a broker took into its memory (its loggers), as the broker reports them
+        now, one version past ``before``."""
+        after = self.read_in_memory(change.entity)
+        version = version_after(before.version)
+        recorded = Change(change.entity, after.config, before.version, previous=before.config)
+        self.inner.record_history(recorded, version, reason=reason)
+        return Committed(change.entity, version, None)
 
     def _landed_through_broker(self, change: Change) -> bool:
         """Whether the unanswered write of ``change`` is in ZooKeeper: the node at the version its
@@ -196,6 +225,12 @@ class BrokersThroughAdmin:
         Recorded in history if so."""
         entity = change.entity
         before, reason, requests = self._unanswered[entity]
+        if entity.type.in_broker_memory:  # asked of the broker: its loggers at the levels asked
+            del self._unanswered[entity]
+            if not brokerlogger.levels_hold(change.config, self.read_in_memory(entity).config):
+                return False
+            self._recorded_in_memory(change, before, reason)
+            return True
         after = self.inner.read(entity, strict=False)  # ZooKeeper away: resolve() asks again
         del self._unanswered[entity]
         version = before.version
@@ -225,6 +260,42 @@ class BrokersThroughAdmin:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
+
+
+class InMemoryReads:
+    """The reads role (:class:`configctl.store.ConfigReads`) of a ZooKeeper-mode cluster with
+    ``--bootstrap-server``: a broker's loggers asked of that broker (:meth:`BrokersThroughAdmin.read_in_memory`),
+    every other entity read from ``inner`` (ZooKeeper) as before. No listing of stored configs
+    has a broker's loggers (nothing stores them)."""
+
+    def __init__(self, inner: ConfigStore, through: BrokersThroughAdmin) -> None:
+        self.inner = inner
+        self.through = through
+
+    def read(self, entity: Entity, *, strict: bool = True) -> Stored:
+        (stored,) = self.read_many([entity], strict=strict)
+        return stored
+
+    def read_many(self, entities: Iterable[Entity], *, strict: bool = True) -> list[Stored]:
+        wanted = list(entities)
+        stored = [e for e in wanted if not e.type.in_broker_memory]
+        found = {s.entity: s for s in self.inner.read_many(stored, strict=strict)} if stored else {}
+        return [found[e] if e in found else self.through.read_in_memory(e) for e in wanted]
+
+    def read_type(self, entity_type: EntityType, *, strict: bool = True) -> list[Stored]:
+        return self.inner.read_type(entity_type, strict=strict)
+
+    def read_all(self, *, strict: bool = True) -> list[Stored]:
+        return self.inner.read_all(strict=strict)
+
+    def entities(self, entity_type: EntityType) -> list[Entity]:
+        return self.inner.entities(entity_type)
+
+    def entity_names(self, entity_type: EntityType, *, user: str | None = None) -> list[str]:
+        return self.inner.entity_names(entity_type, user=user)
+
+    def last_written(self, entity: Entity) -> Stored | None:
+        return None if entity.type.in_broker_memory else self.inner.last_written(entity)
 
 
 def _noted(

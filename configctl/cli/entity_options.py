@@ -8,7 +8,9 @@ of different options, so :class:`EntityCommand` remembers the raw arguments and
 
 Kafka 4's ``groups`` and ``client-metrics`` (``--group``, ``--client-metrics``) exist only on a
 KRaft cluster: naming one without ``--bootstrap-server`` (so on ZooKeeper, Kafka 3.9) is refused
-here, before any store is opened (:func:`refuse_on_zookeeper`).
+here, before any store is opened (:func:`refuse_on_zookeeper`). So is a broker's loggers
+(``--broker-logger ID``, ``--entity-type broker-loggers``) without ``--bootstrap-server``: their
+levels live in that broker's memory, and only the broker can be asked.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from typing import Any
 import click
 
 from configctl.cli import completion
-from configctl.entities import Entity, EntityType, parse_entity_type, refuse_kraft_only
+from configctl.entities import (
+    Entity,
+    EntityType,
+    parse_entity_type,
+    refuse_in_broker_memory,
+    refuse_kraft_only,
+)
 from configctl.errors import InvalidInput
 
 
@@ -40,8 +48,9 @@ _SHORTCUTS = {
     "ip": EntityType.IPS,
     "group": EntityType.GROUPS,
     "client_metrics": EntityType.CLIENT_METRICS,
+    "broker_logger": EntityType.BROKER_LOGGERS,
 }
-_NO_DEFAULTS = frozenset({"topic", "group", "client_metrics"})
+_NO_DEFAULTS = frozenset({"topic", "group", "client_metrics", "broker_logger"})
 """Shortcuts whose type has no ``<default>`` entity, so no ``--*-defaults`` flag."""
 
 
@@ -53,8 +62,8 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "entity_types",
             multiple=True,
             metavar="TYPE",
-            help="topics, clients, users, brokers or ips (or, on Kafka 4, groups or client-metrics); "
-            "give users then clients for user+client entities.",
+            help="topics, clients, users, brokers or ips (or, on Kafka 4, groups or client-metrics), "
+            "or broker-loggers (with --bootstrap-server); give users then clients for user+client entities.",
             shell_complete=completion.complete_entity_type,
         ),
         click.option(
@@ -110,6 +119,13 @@ def entity_options(func: Callable[..., Any]) -> Callable[..., Any]:
             metavar="NAME",
             help="A client-metrics subscription (Kafka 4, KRaft).",
             shell_complete=completion.complete_entity_name,
+        ),
+        click.option(
+            "--broker-logger",
+            "broker_logger",
+            metavar="ID",
+            help="Broker ID's loggers and their levels (asked of that broker, --bootstrap-server; "
+            "kept in its memory only: a restart forgets them).",
         ),
         click.option(
             "--client-defaults", is_flag=True, help="The <default> client (with --user: that user's)."
@@ -194,12 +210,14 @@ def refuse_on_zookeeper(ctx: click.Context, entity_type: EntityType) -> None:
     """A family only Kafka 4 has (groups, client-metrics), named without ``--bootstrap-server``:
     the store would be ZooKeeper, whose Kafka (3.9) has no such configs. Refused in one line, in
     the words of :func:`configctl.entities.refuse_kraft_only` (the Admin API edge refuses it again
-    on a ZooKeeper-mode cluster reached through ``--bootstrap-server``)."""
-    if not entity_type.kraft_only:
+    on a ZooKeeper-mode cluster reached through ``--bootstrap-server``). A broker's loggers, too:
+    only the broker knows them (:func:`configctl.entities.refuse_in_broker_memory`)."""
+    if not (entity_type.kraft_only or entity_type.in_broker_memory):
         return
     from configctl.cli.options import settings
 
     if settings(ctx).bootstrap_server is None:
+        refuse_in_broker_memory(entity_type, "without --bootstrap-server configctl reads ZooKeeper")
         refuse_kraft_only(entity_type, "without --bootstrap-server configctl reads ZooKeeper (Kafka 3.9)")
 
 
@@ -221,7 +239,7 @@ def _from_generic(ctx: click.Context, params: dict[str, Any], *, allow_all: bool
     if len(types) != 1:
         raise InvalidInput("give one --entity-type (or users and clients for a user+client entity)")
     if not names:
-        if allow_all:
+        if allow_all and not types[0].in_broker_memory:  # each broker keeps its own: name one
             return Selection(types[0], None)
         raise InvalidInput(f"name the {types[0].value[:-1]}: --entity-name NAME or --entity-default")
     if len(names) > 1:
@@ -266,6 +284,7 @@ ENTITY_PARAM_NAMES = (
     "ip",
     "group",
     "client_metrics",
+    "broker_logger",
     "client_defaults",
     "user_defaults",
     "broker_defaults",

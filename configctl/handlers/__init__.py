@@ -1,5 +1,5 @@
 """One handler per entity family (Kafka's ``ConfigHandler`` per entity type): broker, topic, quota, ip,
-and Kafka 4's group and client-metrics (KRaft clusters only).
+Kafka 4's group and client-metrics (KRaft clusters only), and a broker's loggers (in its memory only).
 
 :func:`handler_for` answers from the registry (:func:`register`). Adding an entity type means: its
 row in :mod:`configctl.entities`, its schema in ``schemas/``, a handler module here, and one line below.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from configctl.handlers.base import BrokerView, FamilyHandler, handler_for, handlers, register, unregister
 from configctl.handlers.broker import BrokerHandler
+from configctl.handlers.brokerlogger import BrokerLoggerHandler
 from configctl.handlers.clientmetrics import ClientMetricsHandler
 from configctl.handlers.group import GroupHandler
 from configctl.handlers.ip import IpHandler
@@ -28,11 +29,13 @@ QUOTA = QuotaHandler()
 IP = IpHandler()
 GROUP = GroupHandler()
 CLIENT_METRICS = ClientMetricsHandler()
-for _handler in (BROKER, TOPIC, QUOTA, IP, GROUP, CLIENT_METRICS):
+BROKER_LOGGER = BrokerLoggerHandler()
+for _handler in (BROKER, TOPIC, QUOTA, IP, GROUP, CLIENT_METRICS, BROKER_LOGGER):
     register(_handler)
 
 __all__ = [
     "BROKER",
+    "BROKER_LOGGER",
     "CLIENT_METRICS",
     "GROUP",
     "IP",

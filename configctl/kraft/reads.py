@@ -7,7 +7,9 @@ which); DescribeClientQuotas reports what is stored for exactly one quota or IP 
 credentials are reported by mechanism and iteration count only (Kafka never hands out a salted
 password, so configctl shows what Kafka shows: ``iterations=N``). Kafka 4's groups and
 client-metrics subscriptions are config resources of their own, described as topics are: their
-stored config is the layer at their own source.
+stored config is the layer at their own source. A broker's loggers (``broker-loggers/<id>``) are
+asked of that broker: every logger it has, at the level it reports (they live in its memory, not
+in the metadata).
 
 Sensitive values (passwords) come back as null: they are stored here as
 :data:`configctl.secrets.MASK`, so a describe shows that a key is set without its value.
@@ -49,6 +51,8 @@ def read_entity(admin: KafkaAdmin, entity: Entity, any_broker: int | None) -> di
     the cluster-wide broker default (None: no broker runs, so there is nothing to ask)."""
     if entity.type is EntityType.TOPICS:
         return own_layer(admin.describe_topic(entity.name), OWN_SOURCE["topic"])
+    if entity.type.in_broker_memory:  # a broker's loggers: asked of that broker, every one
+        return admin.logger_levels(entity)
     if entity.type.kraft_only:  # groups, client-metrics: a config resource of their own
         return own_layer(admin.describe_resource(entity), OWN_SOURCE[entity.type.value])
     if entity.type is EntityType.BROKERS:
