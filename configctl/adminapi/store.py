@@ -43,7 +43,7 @@ from configctl.adminapi import families
 from configctl.adminapi.client import KafkaAdmin, refuse_unsendable
 from configctl.adminapi.connection import bootstrap_servers
 from configctl.entities import Entity, EntityType
-from configctl.errors import KafkaAnswerLost
+from configctl.errors import InvalidInput, KafkaAnswerLost
 from configctl.handlers import brokerlogger
 from configctl.store import (
     ABSENT,
@@ -166,6 +166,13 @@ class BrokersThroughAdmin:
 
     def _requests(self, change: Change) -> tuple[Stored, families.Requests]:
         """The entity as it is now, and the requests that make it ``change.config``."""
+        if change.entity.type.in_broker_memory and change.expected_version == ABSENT:
+            # A broker always has loggers: a change built on none was read from ZooKeeper, whose
+            # "no node" says nothing of them (this store's reads must be InMemoryReads').
+            raise InvalidInput(
+                f"{change.entity.display}: its loggers were read from ZooKeeper, which has no place for "
+                "them, not from the broker; nothing was written"
+            )
         current = self._read(change.entity)
         return current, families.requests_of(change, current)
 
@@ -227,7 +234,8 @@ class BrokersThroughAdmin:
         before, reason, requests = self._unanswered[entity]
         if entity.type.in_broker_memory:  # asked of the broker: its loggers at the levels asked
             del self._unanswered[entity]
-            if not brokerlogger.levels_hold(change.config, self.read_in_memory(entity).config):
+            now = self.read_in_memory(entity).config
+            if not brokerlogger.levels_taken(change.config, change.previous, now):
                 return False
             self._recorded_in_memory(change, before, reason)
             return True

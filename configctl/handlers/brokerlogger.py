@@ -105,6 +105,14 @@ def levels_hold(expected: Mapping[str, str], reported: Mapping[str, str]) -> boo
     return all(reported.get(name) == level for name, level in expected.items())
 
 
+def levels_taken(config: Mapping[str, str], previous: Mapping[str, str], reported: Mapping[str, str]) -> bool:
+    """Whether a broker that reports ``reported`` runs every level a write from ``previous`` to
+    ``config`` set. Only those: every logger without a level of its own inherits (a root logger
+    set to WARN moves every such logger to WARN on Kafka 4), and one whose level was deleted
+    inherits again, so neither has a level to check."""
+    return all(reported.get(name) == level for name, level in config.items() if previous.get(name) != level)
+
+
 def history_version(records: Sequence[HistoryRecord], reported: Mapping[str, str]) -> int:
     """The version configctl's history gives a broker's loggers as the broker reports them: the
     newest record's while its levels hold (:func:`levels_hold`), one past it once they do not (a
