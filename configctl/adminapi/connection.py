@@ -1,4 +1,4 @@
-"""``--bootstrap-server`` and ``--command-config`` as the Kafka client's options.
+"""``--bootstrap-server``, ``--bootstrap-controller`` and ``--command-config`` as the Kafka client's options.
 
 ``--command-config F`` is a Kafka client properties file, as kafka-configs.sh takes it
 (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.truststore.location``
@@ -44,10 +44,13 @@ def _has_port(item: str) -> bool:
     return bool(colon and host and port) and not host.endswith(":")  # ``::1`` needs its brackets
 
 
-def client_options(bootstrap: str, command_config: Path | None, timeout: float) -> dict[str, Any]:
-    """kafka-python ``KafkaAdminClient`` options for ``bootstrap`` and the properties file."""
+def client_options(
+    bootstrap: str, command_config: Path | None, timeout: float, what: str = "--bootstrap-server"
+) -> dict[str, Any]:
+    """kafka-python ``KafkaAdminClient`` options for ``bootstrap`` and the properties file
+    (``what``: the option that named the addresses, as an error names it)."""
     options: dict[str, Any] = {
-        "bootstrap_servers": bootstrap_servers(bootstrap),
+        "bootstrap_servers": bootstrap_servers(bootstrap, what),
         "client_id": "configctl",
         "request_timeout_ms": int(timeout * 1000),
         "bootstrap_timeout_ms": int(min(timeout, 10.0) * 1000),

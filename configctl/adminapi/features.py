@@ -19,6 +19,7 @@ unstable levels too and would read as 4.x.)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kafka.protocol.metadata import ApiVersionsRequest
 
@@ -101,12 +102,24 @@ def cluster_mode(admin: KafkaAdmin) -> ClusterMode:
     one-line :class:`~configctl.errors.BrokerRefused`, an unreachable cluster
     :class:`~configctl.errors.KafkaUnavailable`: translated in :mod:`configctl.adminapi.errors`.
     """
-    what = "describe the cluster's features"
-    request = ApiVersionsRequest(
+    response = admin._send(features_request(), None, FEATURES_ACTION)  # the package's one send path
+    return mode_of(response)
+
+
+FEATURES_ACTION = "describe the cluster's features"
+
+
+def features_request() -> ApiVersionsRequest:
+    """ApiVersions v3 or later: the version that carries the finalized and supported features."""
+    return ApiVersionsRequest(
         client_software_name="configctl", client_software_version=__version__, min_version=3
     )
-    response = admin._send(request, None, what)  # the package's one send path: through translate_errors
-    problem = refusal(response.error_code, None, what)
+
+
+def mode_of(response: Any) -> ClusterMode:
+    """What an ApiVersions answer (of a broker or of a controller: both answer it) says the
+    cluster runs; a refusal in it is a one-line :class:`~configctl.errors.BrokerRefused`."""
+    problem = refusal(response.error_code, None, FEATURES_ACTION)
     if problem is not None:
         raise problem
     finalized = {f.name: f.max_version_level for f in response.finalized_features or ()}
@@ -114,4 +127,13 @@ def cluster_mode(admin: KafkaAdmin) -> ClusterMode:
     return ClusterMode(finalized.get(METADATA_VERSION), supported.get(METADATA_VERSION))
 
 
-__all__ = ["FIRST_KAFKA_4_LEVEL", "METADATA_VERSION", "ClusterMode", "cluster_mode", "metadata_version_name"]
+__all__ = [
+    "FEATURES_ACTION",
+    "FIRST_KAFKA_4_LEVEL",
+    "METADATA_VERSION",
+    "ClusterMode",
+    "cluster_mode",
+    "features_request",
+    "metadata_version_name",
+    "mode_of",
+]

@@ -5,6 +5,10 @@ The cluster says which it is (:func:`configctl.adminapi.features.cluster_mode`: 
 ZooKeeper-mode cluster and on a KRaft one. On KRaft no ZooKeeper connection is ever opened, and
 a ``--zookeeper`` given explicitly (flag, environment or profile) is refused in one line, since
 it cannot be this cluster's: a KRaft cluster keeps its metadata in its controllers.
+
+``--bootstrap-controller`` names the controllers instead (:func:`controller_store`): they are
+asked what they are (a KRaft cluster's controllers, not a broker, not a ZooKeeper-mode cluster)
+and the store they give is :class:`configctl.kraft.controllerstore.ControllerStore`.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from configctl.adminapi.client import KafkaAdmin
+from configctl.adminapi.controllers import OPTION, ControllerClient
 from configctl.adminapi.features import cluster_mode
 from configctl.errors import WrongCluster
+from configctl.kraft.controllerstore import ControllerStore
 from configctl.kraft.store import KRaftStore
 
 
@@ -59,4 +65,41 @@ def kraft_store(
     return store
 
 
-__all__ = ["kraft_store"]
+def controller_store(
+    bootstrap: str,
+    command_config: Path | None,
+    *,
+    zookeeper: str | None,
+    timeout: float,
+    identity: str | None = None,
+    history_limit: int = 100,
+) -> ControllerStore:
+    """The store of the KRaft controllers at ``bootstrap`` (``--bootstrap-controller``).
+
+    The controllers are asked what they run (ApiVersions) and who they are (DescribeCluster,
+    controller endpoints) before the store is handed out, so a wrong address is one line: a
+    ZooKeeper-mode cluster (it has no controller quorum to ask), a broker's listener (give it to
+    ``--bootstrap-server``), or an explicit ``--zookeeper`` beside them (:class:`WrongCluster`).
+    """
+    client = ControllerClient(bootstrap, command_config, timeout=timeout)
+    try:
+        mode = client.mode()
+        if not mode.kraft:
+            raise WrongCluster(
+                f"{OPTION} {bootstrap}: that Kafka runs in ZooKeeper mode (no metadata.version is "
+                "finalized) and has no controller quorum to ask: use --bootstrap-server; nothing was written"
+            )
+        if zookeeper is not None:
+            raise WrongCluster(
+                f"--zookeeper {zookeeper}: the controllers at {bootstrap} are a KRaft cluster's "
+                f"(metadata.version {mode.metadata_version}), which keeps its metadata in them, not in "
+                "ZooKeeper: drop --zookeeper (and CONFIGCTL_ZOOKEEPER); nothing was written"
+            )
+        quorum = client.quorum()
+    except BaseException:
+        client.close()
+        raise
+    return ControllerStore(client, mode, quorum, identity=identity, history_limit=history_limit)
+
+
+__all__ = ["controller_store", "kraft_store"]
