@@ -273,14 +273,15 @@ def create_app(
         readable = [r for r in listing if not r.get("problem")]
         chosen = [r for r in readable if r.get("open")] + [r for r in readable if not r.get("open")]
         details = {}
-        for item in chosen[:DETAILED_ROLLOUTS]:
-            try:
-                detail = documents.rollout_detail(store, item["id"])
-                if item.get("open"):
-                    detail["brokers_now"] = documents.rollout_brokers(store, detail, hub.changes)
-                details[item["id"]] = detail
-            except ConfigctlError:
-                continue  # ended or unreadable meanwhile: the list says what it can
+        with hub.reading() as reading:
+            for item in chosen[:DETAILED_ROLLOUTS]:
+                try:
+                    detail = documents.rollout_detail(reading, item["id"])
+                    if item.get("open"):
+                        detail["brokers_now"] = documents.rollout_brokers(reading, detail, hub.changes)
+                    details[item["id"]] = detail
+                except ConfigctlError:
+                    continue  # ended or unreadable meanwhile: the list says what it can
         return details
 
     async def rollouts_page(request: Request) -> Response:
@@ -288,7 +289,7 @@ def create_app(
             return failure(request, NotFound(hub.no_rollouts))
         seen = versions()
         listing = hub.document(ROLLOUTS)
-        key = ("rollouts", hub.version_key())  # the brokers' progress moves it too
+        key = ("rollouts", hub.moment())  # the brokers' progress moves it too
         details = shared.known(key)
         if details is None and hub.problem is None:
             try:

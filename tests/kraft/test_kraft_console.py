@@ -327,14 +327,31 @@ def own_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftFleet
         cluster.stop()
 
 
-def test_a_stopped_broker_is_fenced_and_never_applied_then_not_registered(own_cluster, consoles, unique):
+STALE_AUDIT = {
+    "brokers": 2,
+    "latest_change_number": 12,
+    "stale_brokers": [
+        {"broker_id": 1, "change_number": 10, "behind": 2},
+        {"broker_id": 2, "change_number": 10, "behind": 2},
+    ],
+    "counts": {"stale_brokers": 2},
+    "heatmap": {"keys": [], "brokers": [], "cells": []},
+}
+
+
+def test_a_stopped_broker_is_fenced_and_never_applied_then_not_registered(
+    own_cluster, consoles, unique, tmp_path
+):
     kraft = own_cluster
     topic = unique("stopping")
     kraft.create_topics(topic)
     done = cli(kraft, "alter", "--topic", topic, "--add-config", "retention.ms=600000", "--wait", "60")
     assert done.returncode == 0, done.stderr
-    consoles.append(console := start(kraft))
+    audit = tmp_path / "audit.json"  # an audit that found brokers 1 and 2 stale at one change
+    audit.write_text(json.dumps(STALE_AUDIT))
+    consoles.append(console := start(kraft, "--audit-json", str(audit)))
     assert nodes_shown(console.page("/"))[2][2] == "registered"
+    assert "down (" not in console.page("/drift")  # both answer: neither is down
     kraft.cluster.stop(ids=[2])
 
     def fenced() -> list[str] | None:
@@ -349,6 +366,10 @@ def test_a_stopped_broker_is_fenced_and_never_applied_then_not_registered(own_cl
     assert verdicts[2]["status"] == "unreachable" and verdicts[2]["reason"].startswith("did not answer")
     assert [r["broker_id"] for r in document["effective"]] == [1]
     assert [u["broker_id"] for u in document["effective_unavailable"]] == [2]
+    group = re.search(r'<td class="ids">1-2</td><td>(.*?)</td>', console.page("/drift"))
+    assert group is not None and "1 down (2)" in group.group(
+        1
+    )  # the Drift page says why, from the cluster now
     unregistered = kraft.cluster.tool(
         CLUSTER_TOOL, "unregister", "--bootstrap-server", kraft.bootstrap, "--id", "2"
     )
