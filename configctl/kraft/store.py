@@ -64,7 +64,7 @@ CAPABILITIES = Capabilities(
     history=True,
     notifications=False,
     fleet_state=False,
-    rollout_records=False,
+    rollout_records=True,
     brokers_validate=True,
     broker_reports=True,
 )

@@ -17,12 +17,13 @@ The outcomes are :mod:`configctl.fleet`'s (:class:`~configctl.fleet.BrokerOutcom
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from configctl.entities import Entity
 from configctl.errors import ConfigctlError, KafkaUnavailable
-from configctl.fleet import APPLIED, PENDING, BrokerOutcome, WaitResult
+from configctl.fleet import APPLIED, DOWN, PENDING, BrokerOutcome, WaitResult, Written
+from configctl.fleet import wait as fleet_wait
 from configctl.handlers import handler_for
 from configctl.handlers.base import MISMATCH, UNREACHABLE
 from configctl.retrying import Backoff
@@ -87,24 +88,50 @@ def ask(reports: BrokerReports, broker_id: int, expected: list[Expected]) -> Bro
     return BrokerOutcome(broker_id, APPLIED, "reported by the broker", True)
 
 
+def wait_written(
+    store: ConfigStore,
+    written: Sequence[Written],
+    timeout: float,
+    *,
+    brokers: Iterable[int] | None = None,
+    on_update: Callable[[list[BrokerOutcome]], None] | None = None,
+) -> WaitResult:
+    """Wait for the brokers to apply ``written``, whichever store: each broker asked where the
+    store says ``broker_reports`` (KRaft), the listeners' published states followed otherwise
+    (:func:`configctl.fleet.wait`). ``brokers`` limits it to those ids (a canary)."""
+    if store.capabilities.broker_reports:
+        expected = expected_after_write(store, [w.entity for w in written])
+        return wait_reported(store, expected, timeout, brokers=brokers, on_update=on_update)
+    return fleet_wait(store, written, timeout, brokers=brokers, on_update=on_update)
+
+
 def wait_reported(
     store: ConfigStore,
     expected: Sequence[Expected],
     timeout: float,
     *,
+    brokers: Iterable[int] | None = None,
     on_update: Callable[[list[BrokerOutcome]], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> WaitResult:
-    """Ask every registered broker that takes one of ``expected`` until each reports it, or
-    ``timeout`` seconds passed (``timed_out``; a broker still reporting something else is then a
-    ``mismatch``). ``on_update`` is called with every broker's outcome whenever one changes."""
+    """Ask every registered broker (of ``brokers``, when given) that takes one of ``expected``
+    until each reports it, or ``timeout`` seconds passed (``timed_out``; a broker still reporting
+    something else is then a ``mismatch``). ``on_update`` is called with every broker's outcome
+    whenever one changes. A broker of ``brokers`` that is not registered is ``down`` at once."""
     reports = broker_reports(store, what="waiting for the brokers")
     result = WaitResult(None)
     if not expected:
         return result
-    brokers = sorted(store.running_brokers() or ())
-    takes = {b: [e for e in expected if handler_for(e.entity).follows(e.entity, b)] for b in brokers}
-    ids = [b for b in brokers if takes[b]]
+    registered = sorted(store.running_brokers() or ())
+    if brokers is not None:
+        wanted = sorted(set(brokers))
+        gone = [b for b in wanted if b not in registered]
+        if gone:
+            result.brokers = [BrokerOutcome(b, DOWN, "Kafka does not register it", False) for b in gone]
+            return result
+        registered = wanted
+    takes = {b: [e for e in expected if handler_for(e.entity).follows(e.entity, b)] for b in registered}
+    ids = [b for b in registered if takes[b]]
     if not ids:
         return result
     outcomes = {b: BrokerOutcome(b, PENDING, "not asked yet") for b in ids}
@@ -145,4 +172,4 @@ def _final(item: BrokerOutcome) -> BrokerOutcome:
     )
 
 
-__all__ = ["Expected", "ask", "differences", "expected_after_write", "wait_reported"]
+__all__ = ["Expected", "ask", "differences", "expected_after_write", "wait_reported", "wait_written"]

@@ -31,8 +31,8 @@ from configctl.changes import ConfigChange, KeyDiff, apply_change, diff
 from configctl.entities import DEFAULT, Entity, EntityType
 from configctl.errors import Conflict, InvalidInput
 from configctl.handlers import validate
+from configctl.rollout import brokerwait, refused, steps
 from configctl.rollout import record as rec
-from configctl.rollout import refused, steps
 from configctl.rollout.record import CanaryPlan, EntitiesMoved, Options, Planned, Record, TakenOver
 from configctl.rollout.steps import Observer, Report, Run
 from configctl.store import ActiveRollout, Change, ConfigStore
@@ -77,14 +77,23 @@ def prepare(
             "--canary cannot test --delete-config: a per-broker override can set a key but not express "
             "'no value at <default>'; canary the value the brokers would fall back to, or delete without --canary"
         )
-    store.capabilities.require(*steps.NEEDS, what="a canary")
-    live = fleet.broker_states(store)
-    missing = [b for b in brokers if b not in live]
-    if missing:
-        raise InvalidInput(
-            f"canary broker(s) {', '.join(map(str, missing))} have no live listener: a canary must be a "
-            "running broker whose listener reports what it applied (configctl status)"
-        )
+    steps.require(store, "a canary")
+    if steps.asks_brokers(store):
+        registered = store.running_brokers() or set()
+        missing = [b for b in brokers if b not in registered]
+        if missing:
+            raise InvalidInput(
+                f"canary broker(s) {', '.join(map(str, missing))} are not registered in the cluster: a canary "
+                "must be a running broker that reports what it applies (configctl status)"
+            )
+    else:
+        live = fleet.broker_states(store)
+        missing = [b for b in brokers if b not in live]
+        if missing:
+            raise InvalidInput(
+                f"canary broker(s) {', '.join(map(str, missing))} have no live listener: a canary must be a "
+                "running broker whose listener reports what it applied (configctl status)"
+            )
     canaries = [Entity(EntityType.BROKERS, str(b)) for b in brokers]
     found = store.read_many([DEFAULT_BROKERS, *canaries])
     configs = [stored.config for stored in found]
@@ -244,7 +253,7 @@ def _promote(work: Run, canary: CanaryPlan) -> None:
     work.wrote({"step": "promote"}, committed)
     work.say("promoted", "promoted: brokers/<default> written; waiting for the fleet")
     written = steps.to_follow(committed, [c.entity for c in committed], work)
-    work.report.fleet = fleet.wait(
+    work.report.fleet = brokerwait.wait_written(
         active.store,
         written,
         active.record.options.wait_seconds,

@@ -138,7 +138,7 @@ def resume(store: ConfigStore, rollout_id: str, *, observer: Observer | None = N
 def _running(rollout_id: str, owner: dict) -> str:
     who = f"pid {owner.get('pid')} on {owner.get('host')}" if owner else "another process"
     return (
-        f"rollout {rollout_id} is still run by {who}; if that process is dead, its ZooKeeper session "
-        "expires within the session timeout: try again then (or abort it: configctl rollout abort "
-        f"{rollout_id})"
+        f"rollout {rollout_id} is still run by {who}; if that process is dead, try again once the store "
+        "lets go of it (ZooKeeper: when its session expires; KRaft: at once, from its own host), or abort "
+        f"it: configctl rollout abort {rollout_id}"
     )

@@ -20,14 +20,29 @@ from typing import Any
 
 from configctl import fleet
 from configctl.entities import Entity
-from configctl.rollout import health
+from configctl.rollout import brokerwait, health, reportsoak
 from configctl.rollout.parsing import format_duration
 from configctl.rollout.record import Record, TakenOver
-from configctl.store import ActiveRollout, Committed
+from configctl.store import ActiveRollout, Committed, ConfigStore
 
-NEEDS = ("versioned_writes", "rollout_records", "watches", "fleet_state")
-"""What a rollout needs of its store (:class:`configctl.store.Capabilities`): a store without
-``extra_nodes`` still runs one, writing the record before the entities instead of with them."""
+NEEDS = ("versioned_writes", "rollout_records")
+"""What a rollout needs of its store (:class:`configctl.store.Capabilities`), and a way to judge
+each step: the listeners' published states (``watches`` and ``fleet_state``, ZooKeeper) or each
+broker asked (``broker_reports``, KRaft). A store without ``extra_nodes`` still runs one, writing
+the record before the entities instead of with them."""
+
+
+def require(store: ConfigStore, what: str) -> None:
+    """Refuse ``what`` (a canary, waves) in one line unless ``store`` can keep and judge a rollout."""
+    store.capabilities.require(*NEEDS, what=what)
+    if not store.capabilities.broker_reports:
+        store.capabilities.require("watches", "fleet_state", what=what)
+
+
+def asks_brokers(store: ConfigStore) -> bool:
+    """Whether a step is judged by asking each broker (KRaft) rather than by the listeners' states."""
+    return store.capabilities.broker_reports
+
 
 # outcomes of a rollout, and the exit status each earns (docs/rollout.md)
 PROMOTED = "promoted"
@@ -186,7 +201,7 @@ def _judge(
     options = run.record.options
     store = run.active.store
     run.say("waiting", f"{run.title}: waiting for the brokers to apply it")
-    result = fleet.wait(
+    result = brokerwait.wait_written(
         store,
         written,
         options.wait_seconds,
@@ -211,6 +226,10 @@ def _judge(
         return (
             f"broker(s) {ids}: computed only, their Kafka broker was not asked, so it is not proven applied"
         )
+    gone = [b for b in result.brokers if b.kafka_registered is False]
+    if gone:
+        ids = ", ".join(str(b.broker_id) for b in gone)
+        return f"broker(s) {ids}: {fleet.NOT_REGISTERED}, so nothing runs the change there"
     if result.pending:
         ids = ", ".join(str(b.broker_id) for b in result.pending)
         return f"broker(s) {ids} had not applied it after {options.wait_seconds:g}s"
@@ -223,16 +242,7 @@ def _judge(
             step={**step, "activity": "soaking"},
         )
         run.say("soaking", f"{run.title}: soaking {format_duration(options.soak_seconds)}")
-        baseline = health.problems_now(store, ids)
-        soaked = health.soak(
-            store,
-            ids,
-            options.soak_seconds,
-            baseline,
-            rollout_id=run.active.id,
-            record_version=run.active.version,
-            on_tick=lambda left: run.say("soaking", soak_left=left, brokers=result.brokers),
-        )
+        soaked = _soak(run, written, ids, result.brokers)
         run.step({**step, "part": "soak", **{k: v for k, v in soaked.to_json().items() if k != "step"}})
         if soaked.interrupted_by_record:
             found = store.rollouts.record(run.active.id)
@@ -249,3 +259,36 @@ def _judge(
             return checked.failure
         run.say("checking", f"{run.title}: the check passed ({checked.seconds:.1f}s)")
     return None
+
+
+def _soak(
+    run: Run, written: Sequence[fleet.Written], ids: Sequence[int], shown: Sequence[fleet.BrokerOutcome]
+) -> health.SoakResult:
+    """The soak of a step's brokers: their listeners' problems watched (ZooKeeper), or each broker
+    asked again and again (KRaft: :mod:`configctl.rollout.reportsoak`)."""
+    store = run.active.store
+    seconds = run.record.options.soak_seconds
+
+    def tick(left: float) -> None:
+        run.say("soaking", soak_left=left, brokers=shown)
+
+    if asks_brokers(store):
+        expected = brokerwait.expected_after_write(store, [w.entity for w in written])
+        return reportsoak.soak_reported(
+            store,
+            expected,
+            ids,
+            seconds,
+            rollout_id=run.active.id,
+            record_version=run.active.version,
+            on_tick=tick,
+        )
+    return health.soak(
+        store,
+        ids,
+        seconds,
+        health.problems_now(store, ids),
+        rollout_id=run.active.id,
+        record_version=run.active.version,
+        on_tick=tick,
+    )

@@ -30,7 +30,7 @@ from configctl.store import ActiveRollout, Change, ConfigStore
 
 def prepare(store: ConfigStore, plan: Plan, spec: WaveSpec) -> list[Planned]:
     """The plan's writes, each with its wave; :class:`StalePlan` if the state moved since the plan."""
-    store.capabilities.require(*steps.NEEDS, what="a rollout in waves")
+    steps.require(store, "a rollout in waves")
     if plan.seen:
         moved = moved_since(store, plan.seen)
         if moved:

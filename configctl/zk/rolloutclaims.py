@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from configctl.errors import InvalidInput, one_line
+from configctl.errors import InvalidInput
+from configctl.rollout.opening import holder_text, unreadable_holder_text
 from configctl.rollout.parsing import is_rollout_id
 from configctl.rollout.record import Record
 from configctl.store import NodeOp
@@ -76,19 +77,7 @@ def _holding(session: ZkSession, holder: str) -> str | None:
         salvaged, problems = Record.salvage(holder, node[0])
         if "state" not in problems and not salvaged.open:
             return None  # what can be read of it says it ended: it holds nothing any more
-        return (
-            f"rollout {holder}, whose record cannot be read ({one_line(exc.message, 120)}); "
-            f"finish it first: configctl rollout abort {holder} --force"
-        )
+        return unreadable_holder_text(holder, exc.message)
     if not record.open:
         return None
-    return (
-        f"open rollout {record.id} ({record.kind}, {record.state}, by {record.identity}); "
-        f"finish it first: configctl rollout show {record.id}"
-    )
-
-
-def busy_message(busy: dict[str, str]) -> str:
-    first_path, holder = next(iter(busy.items()))
-    more = f" (and {len(busy) - 1} more of its entities)" if len(busy) > 1 else ""
-    return f"{first_path}{more} is part of {holder}; nothing was written"
+    return holder_text(record)

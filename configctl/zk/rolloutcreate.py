@@ -17,12 +17,12 @@ from typing import Any
 
 from configctl.errors import ConfigctlError, Conflict
 from configctl.rollout import record as rec
-from configctl.rollout.parsing import new_rollout_id
+from configctl.rollout.opening import busy_message, new_record
 from configctl.rollout.record import Loaded, Planned, Record
 from configctl.store import CommitInterrupted, ConfigStore, NodeOp, VersionConflict
-from configctl.zk.activerollout import ZooKeeperActiveRollout, now_ms, owner_document
+from configctl.zk.activerollout import ZooKeeperActiveRollout, owner_document
 from configctl.zk.multisize import BUDGET_BYTES, MAX_OPS, PLAN_CHUNK_BYTES
-from configctl.zk.rolloutclaims import busy_message, open_holders
+from configctl.zk.rolloutclaims import open_holders
 from configctl.zk.session import ZkSession
 from configctl.znodes import RolloutZNode
 
@@ -46,25 +46,20 @@ def open_rollout(
     One home for what every kind of rollout records when it opens, so a canary and a wave
     rollout cannot disagree about it; ``summary`` is the text of its first event.
     """
-    now = now_ms()
-    record = Record(
-        id=new_rollout_id(),
-        kind=kind,
-        state=rec.RUNNING,
-        created_ms=now,
-        updated_ms=now,
+    record = new_record(
+        planned,
         identity=store.identity,
+        kind=kind,
         reason=reason,
         options=options,
         waves=waves,
-        entities=entities,
-        entity_count=len(entities) + len(planned),
-        plan_chunks=0,
-        baseline_change=store.latest_change_number(),
         step=step,
+        summary=summary,
+        entities=entities,
         canary=canary,
+        baseline_change=store.latest_change_number(),
     )
-    return create(store, session, record.with_event(now, f"created by {store.identity}: {summary}"), planned)
+    return create(store, session, record, planned)
 
 
 def create(

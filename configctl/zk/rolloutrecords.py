@@ -13,8 +13,9 @@ import contextlib
 import time
 from typing import Any
 
-from configctl.errors import InvalidInput, NotFound, RolloutStuck, one_line
+from configctl.errors import InvalidInput, NotFound
 from configctl.rollout import record as rec
+from configctl.rollout.opening import unreadable
 from configctl.rollout.parsing import is_rollout_id
 from configctl.rollout.record import Listed, Loaded, Planned, Record
 from configctl.zk.session import ZkSession
@@ -43,15 +44,6 @@ def after_abort(
             found = read_record(session, rollout_id)
             current = found[0] if found else None
     return current
-
-
-def unreadable(rollout_id: str, problem: str) -> RolloutStuck:
-    """The one-line error for a rollout that cannot be read whole, and the one command that ends it."""
-    return RolloutStuck(
-        f"rollout {rollout_id} cannot be read ({one_line(problem, 200)}); it keeps every entity it "
-        f"claims until it is finished: configctl rollout abort {rollout_id} --force restores what its "
-        "undo records hold and ends it, naming what it could not restore"
-    )
 
 
 def load(session: ZkSession, rollout_id: str) -> Loaded:

@@ -60,6 +60,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.store": ROLES,
     "configctl.rollout.record": ROLES,
     "configctl.rollout.restore": ROLES,
+    "configctl.rollout.opening": ROLES,
     # the edges: each implements store roles over one outside system and translates its errors once
     "configctl.zk": EDGES,
     "configctl.adminapi": EDGES,

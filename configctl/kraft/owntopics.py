@@ -1,0 +1,124 @@
+"""configctl's own topics in a KRaft cluster: created once, appended to with every replica's ack, read whole.
+
+A KRaft cluster has no ZooKeeper, so what configctl keeps beside the configs (its history, its
+rollout records) lives in compacted topics of the cluster itself. Each is one partition (one
+order for everything in it), replicated as the cluster allows (:func:`replication_for`), kept
+forever, and keyed so that compaction never merges two records configctl means to keep. This
+module is what those topics share: creating one, appending and knowing where each record
+landed, and reading one from its start (or from where the last read stopped).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from configctl.adminapi.errors import translate_errors
+
+COMPACTED = {
+    "cleanup.policy": "compact",
+    "min.compaction.lag.ms": "0",
+    "retention.ms": "-1",
+}
+"""Every own topic's configs: compacted (keys are chosen so nothing meant to stay is merged), kept forever."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One record of an own topic: where it is, its key, and its value (None: a tombstone)."""
+
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+def replication_for(brokers: int) -> tuple[int, int]:
+    """(replication factor, ``min.insync.replicas``) fit for a cluster of ``brokers`` brokers:
+    three copies where there are three brokers, and a write acknowledged by two of them; one copy
+    on a single broker (a test or a laptop), which is all it can hold."""
+    replicas = max(1, min(3, brokers))
+    return replicas, max(1, min(2, replicas - 1))
+
+
+def ensure_topic(
+    admin: Any,
+    topic: str,
+    brokers: int,
+    bootstrap: str,
+    *,
+    what: str,
+    configs: Mapping[str, str] | None = None,
+) -> bool:
+    """Create ``topic`` unless it exists (``admin``: kafka-python's ``KafkaAdminClient``);
+    ``what`` names it in errors. Returns whether it was created now."""
+    from kafka.admin import NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+
+    with translate_errors("list the topics", bootstrap):
+        if topic in admin.list_topics():
+            return False
+    replicas, min_isr = replication_for(brokers)
+    settings = {**COMPACTED, **(configs or {}), "min.insync.replicas": str(min_isr)}
+    new = NewTopic(topic, 1, replicas, topic_configs=settings)
+    try:
+        with translate_errors(f"create {what} {topic}", bootstrap):
+            admin.create_topics([new])
+    except Exception as exc:  # another configctl created it first: that is the same topic
+        if isinstance(exc.__context__, TopicAlreadyExistsError) or "already exists" in str(exc).lower():
+            return False
+        raise
+    return True
+
+
+def append(
+    producer: Any,
+    topic: str,
+    records: Iterable[tuple[bytes, bytes | None]],
+    bootstrap: str,
+    timeout: float,
+    *,
+    what: str,
+) -> list[int]:
+    """Send ``records`` (key, value) with ``producer`` (``acks="all"``) and wait until the cluster
+    has every one of them; the offset each landed at, in order."""
+    futures = [producer.send(topic, key=key, value=value) for key, value in records]
+    with translate_errors(f"write {what} to {topic}", bootstrap):
+        producer.flush(timeout=timeout)
+        return [future.get(timeout=timeout).offset for future in futures]
+
+
+def read_from(
+    consumer: Any, topic: str, start: int | None, bootstrap: str, timeout: float, *, what: str
+) -> tuple[list[Message], int]:
+    """The records of ``topic`` from offset ``start`` (None: its beginning) to its end offset taken
+    first, and that end (where the next read starts). A record written while reading is left for
+    the next read rather than waited for. ``consumer``: a ``KafkaConsumer`` with no group."""
+    from kafka.structs import TopicPartition
+
+    partition = TopicPartition(topic, 0)
+    found: list[Message] = []
+    with translate_errors(f"read {what} from {topic}", bootstrap):
+        if topic not in consumer.topics():
+            return found, start or 0
+        consumer.assign([partition])
+        end = consumer.end_offsets([partition])[partition]
+        if start is None:
+            consumer.seek_to_beginning(partition)
+        else:
+            consumer.seek(partition, start)
+        deadline = time.monotonic() + timeout
+        while consumer.position(partition) < end:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"reading {topic} stopped at offset {consumer.position(partition)} of {end}"
+                )
+            batches: Mapping[Any, list[Any]] = consumer.poll(timeout_ms=500)
+            for message in batches.get(partition, ()):
+                if message.offset < end:
+                    found.append(Message(message.offset, message.key, message.value))
+    return found, end
+
+
+__all__ = ["COMPACTED", "Message", "append", "ensure_topic", "read_from", "replication_for"]
