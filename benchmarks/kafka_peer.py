@@ -67,6 +67,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.bulk_apply import raw_multi, stored_form  # noqa: E402
+from benchmarks.peer_tables import beside_peer, min_median_max, p50_p99, text_table  # noqa: E402
 from benchmarks.propagation import APPLIED_RE, READY, child_env, percentile  # noqa: E402
 from benchmarks.results import format_table, record_rows, write_json  # noqa: E402
 from configctl.desired import syntax  # noqa: E402
@@ -648,18 +649,8 @@ def figures(results: dict) -> list[dict]:
     """configctl's figures with the raw limit of this run, and Kafka's way as the target to beat."""
     rows = []
 
-    def row(figure: str, mine: float, unit: str, limit: float, target: str, peer: float) -> None:
-        rows.append(
-            {
-                "figure": figure,
-                "measured": mine,
-                "unit": unit,
-                "limit": limit,
-                "ratio": round(mine / limit, 2) if limit else None,
-                "target": target,
-                "met": mine <= peer,
-            }
-        )
+    def row(*cells: Any) -> None:
+        rows.append(beside_peer(*cells))
 
     if "one_change" in results:
         part = results["one_change"]
@@ -705,19 +696,13 @@ def side_by_side(results: dict) -> str:
     """The figures as one table: configctl, Kafka, and the raw limits of the same run."""
     lines: list[tuple[str, str, str, str]] = [("", "configctl", "Kafka 3.9", "raw limit, same run")]
 
-    def mmm(d: dict) -> str:
-        return f"{d['min_s']:.3f} / {d['median_s']:.3f} / {d['max_s']:.3f} s"
-
-    def pp(d: dict) -> str:
-        return f"p50 {d['p50_ms']:.1f} / p99 {d['p99_ms']:.1f} ms"
-
     if "one_change" in results:
         p = results["one_change"]
         lines.append(
             (
                 f"one topic change, min / median / max of {p['configctl_alter']['runs']}",
-                mmm(p["configctl_alter"]),
-                mmm(p["kafka_configs_alter"]),
+                min_median_max(p["configctl_alter"]),
+                min_median_max(p["kafka_configs_alter"]),
                 f"python -c pass {p['bare_interpreter']['median_s']:.3f} s; java -version "
                 f"{p['bare_jvm']['median_s']:.3f} s; ConfigCommand --help {p['kafka_configs_help']['median_s']:.3f} s",
             )
@@ -752,28 +737,25 @@ def side_by_side(results: dict) -> str:
         if key not in results:
             continue
         p = results[key]
-        raw = f"child watch + list {pp(p['raw_child_watch_and_listing'])}"
+        raw = f"child watch + list {p50_p99(p['raw_child_watch_and_listing'])}"
         lines.append(
             (
                 f"propagation, {p['changes']} changes, {when} ({p['notifications_in_zookeeper']:,}): "
                 "listener state node / broker log",
-                pp(p["commit_to_listener_state_node"]),
-                pp(p["commit_to_brokers_log_processing_it"]),
+                p50_p99(p["commit_to_listener_state_node"]),
+                p50_p99(p["commit_to_brokers_log_processing_it"]),
                 raw,
             )
         )
         lines.append(
             (
                 "  listener log 'applied' / broker DescribeConfigs reports it",
-                pp(p["commit_to_listener_log_applied"]),
-                pp(p["commit_to_describe_configs_reports_it"]),
+                p50_p99(p["commit_to_listener_log_applied"]),
+                p50_p99(p["commit_to_describe_configs_reports_it"]),
                 f"stat of each notification in turn {p['stat_of_each_notification_in_turn_ms']:g} ms",
             )
         )
-    widths = [max(len(row[i]) for row in lines) for i in range(4)]
-    text = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in lines]
-    text.insert(1, "-+-".join("-" * w for w in widths))
-    return "\n".join(text)
+    return text_table(lines)
 
 
 def main() -> None:

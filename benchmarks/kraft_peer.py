@@ -53,8 +53,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks.kafka_peer import create_topics, spread, timed_run  # noqa: E402
-from benchmarks.propagation import child_env, percentile  # noqa: E402
+from benchmarks.kafka_peer import create_topics, latency, spread, timed_run  # noqa: E402
+from benchmarks.peer_tables import beside_peer, min_median_max, p50_p99, text_table  # noqa: E402
+from benchmarks.propagation import child_env  # noqa: E402
 from benchmarks.results import format_table, machine, record_rows, write_json  # noqa: E402
 from configctl.adminapi.client import KafkaAdmin  # noqa: E402
 from configctl.desired import syntax  # noqa: E402
@@ -81,15 +82,6 @@ class Values:
     def __call__(self) -> int:
         self._next += 1
         return self._next
-
-
-def latency(values_ms: list[float]) -> dict[str, float]:
-    return {
-        "p50_ms": round(percentile(values_ms, 50), 1),
-        "p99_ms": round(percentile(values_ms, 99), 1),
-        "max_ms": round(max(values_ms), 1),
-        "samples": len(values_ms),
-    }
 
 
 class Context:
@@ -311,18 +303,8 @@ def figures(results: dict) -> list[dict]:
     """configctl's figures with the raw limit of this run and Kafka's tool as the target to beat."""
     rows = []
 
-    def row(figure: str, mine: float, unit: str, limit: float, target: str, peer: float) -> None:
-        rows.append(
-            {
-                "figure": figure,
-                "measured": mine,
-                "unit": unit,
-                "limit": limit,
-                "ratio": round(mine / limit, 2) if limit else None,
-                "target": target,
-                "met": mine <= peer,
-            }
-        )
+    def row(*cells: Any) -> None:
+        rows.append(beside_peer(*cells))
 
     if "one_change" in results:
         p = results["one_change"]
@@ -369,20 +351,14 @@ def side_by_side(results: dict) -> list[tuple[str, str, str, str, str]]:
         ("", "configctl", "kafka-configs.sh (Kafka 4.4)", "bare Admin API client", "raw limit, same run")
     ]
 
-    def mmm(d: dict) -> str:
-        return f"{d['min_s']:.3f} / {d['median_s']:.3f} / {d['max_s']:.3f} s"
-
-    def pp(d: dict) -> str:
-        return f"p50 {d['p50_ms']:.1f} / p99 {d['p99_ms']:.1f} ms"
-
     if "one_change" in results:
         p = results["one_change"]
         rows.append(
             (
                 f"one topic change, min / median / max of {p['configctl_alter_process']['runs']}",
-                f"{mmm(p['configctl_alter_process'])} (process)",
-                f"{mmm(p['kafka_configs_process'])} (JVM process)",
-                f"{mmm(p['bare_client_request'])} (in-process, connected)",
+                f"{min_median_max(p['configctl_alter_process'])} (process)",
+                f"{min_median_max(p['kafka_configs_process'])} (JVM process)",
+                f"{min_median_max(p['bare_client_request'])} (in-process, connected)",
                 f"python -c pass {p['bare_interpreter']['median_s']:.3f} s; java -version "
                 f"{p['bare_jvm']['median_s']:.3f} s",
             )
@@ -412,38 +388,31 @@ def side_by_side(results: dict) -> list[tuple[str, str, str, str, str]]:
         rows.append(
             (
                 f"write returned -> all {p['brokers']} brokers report it, {p['changes']} changes",
-                pp(p["configctl_write_returned_to_every_broker"]),
+                p50_p99(p["configctl_write_returned_to_every_broker"]),
                 "",
-                pp(p["bare_request_returned_to_every_broker"]),
+                p50_p99(p["bare_request_returned_to_every_broker"]),
                 f"DescribeConfigs to each broker every {p['poll_ms']:g} ms",
             )
         )
         rows.append(
             (
                 "  write started -> all brokers report it",
-                pp(p["configctl_write_to_every_broker_ms"]),
+                p50_p99(p["configctl_write_to_every_broker_ms"]),
                 "",
-                pp(p["bare_request_to_every_broker_ms"]),
+                p50_p99(p["bare_request_to_every_broker_ms"]),
                 "",
             )
         )
         rows.append(
             (
                 "  the write itself",
-                f"{pp(p['configctl_write_ms'])} (check, request, read-back, history)",
+                f"{p50_p99(p['configctl_write_ms'])} (check, request, read-back, history)",
                 "",
-                pp(p["bare_request_ms"]),
+                p50_p99(p["bare_request_ms"]),
                 "",
             )
         )
     return rows
-
-
-def text_table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
-    lines.insert(1, "-+-".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def markdown_section(results: dict, rows: list[tuple[str, ...]]) -> str:
