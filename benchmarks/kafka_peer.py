@@ -67,7 +67,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.bulk_apply import raw_multi, stored_form  # noqa: E402
-from benchmarks.peer_tables import beside_peer, min_median_max, p50_p99, text_table  # noqa: E402
+from benchmarks.peer_tables import beside_kafka_configs, beside_peer, min_median_max, p50_p99, text_table  # noqa: E402
 from benchmarks.propagation import APPLIED_RE, READY, child_env, percentile  # noqa: E402
 from benchmarks.results import format_table, record_rows, write_json  # noqa: E402
 from configctl.desired import syntax  # noqa: E402
@@ -648,46 +648,43 @@ PROPAGATION_PARTS = {
 def figures(results: dict) -> list[dict]:
     """configctl's figures with the raw limit of this run, and Kafka's way as the target to beat."""
     rows = []
-
-    def row(*cells: Any) -> None:
-        rows.append(beside_peer(*cells))
-
     if "one_change" in results:
         part = results["one_change"]
-        peer = part["kafka_configs_alter"]["median_s"]
-        row(
-            "one topic change: configctl alter, CLI process",
-            part["configctl_alter"]["median_s"],
-            "s",
-            part["bare_interpreter"]["median_s"],
-            f"<= kafka-configs.sh ({peer:g} s)",
-            peer,
+        rows.append(
+            beside_kafka_configs(
+                "one topic change: configctl alter, CLI process",
+                part["configctl_alter"]["median_s"],
+                part["bare_interpreter"]["median_s"],
+                part["kafka_configs_alter"]["median_s"],
+            )
         )
     if "bulk" in results:
         part = results["bulk"]
         n = part["topics"]
-        peer = part["kafka_configs_extrapolated_s"]
-        row(
-            f"{n:,} topic changes: configctl apply -f, CLI process",
-            part["configctl_apply"]["median_s"],
-            "s",
-            part["raw_multi_same_nodes"]["median_s"],
-            f"<= kafka-configs.sh x{n:,}, extrapolated ({peer:g} s)",
-            peer,
+        rows.append(
+            beside_kafka_configs(
+                f"{n:,} topic changes: configctl apply -f, CLI process",
+                part["configctl_apply"]["median_s"],
+                part["raw_multi_same_nodes"]["median_s"],
+                part["kafka_configs_extrapolated_s"],
+                changes=n,
+            )
         )
     for key, when in PROPAGATION_PARTS.items():
         if key not in results:
             continue
         part = results[key]
         peer = part["commit_to_brokers_log_processing_it"]["p99_ms"]
-        row(
-            f"propagation p99, {part['changes']} changes, {when} "
-            f"({part['notifications_in_zookeeper']:,}): configctl listener's state node",
-            part["commit_to_listener_state_node"]["p99_ms"],
-            "ms",
-            part["raw_child_watch_and_listing"]["p99_ms"],
-            f"<= a real broker processing it ({peer:g} ms)",
-            peer,
+        rows.append(
+            beside_peer(
+                f"propagation p99, {part['changes']} changes, {when} "
+                f"({part['notifications_in_zookeeper']:,}): configctl listener's state node",
+                part["commit_to_listener_state_node"]["p99_ms"],
+                "ms",
+                part["raw_child_watch_and_listing"]["p99_ms"],
+                f"<= a real broker processing it ({peer:g} ms)",
+                peer,
+            )
         )
     return rows
 

@@ -53,8 +53,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks.kafka_peer import create_topics, latency, spread, timed_run  # noqa: E402
-from benchmarks.peer_tables import beside_peer, min_median_max, p50_p99, text_table  # noqa: E402
+from benchmarks.kafka_peer import Values, create_topics, latency, spread, timed_run  # noqa: E402
+from benchmarks.peer_tables import beside_kafka_configs, beside_peer, min_median_max, p50_p99, text_table  # noqa: E402
 from benchmarks.propagation import child_env  # noqa: E402
 from benchmarks.results import format_table, machine, record_rows, write_json  # noqa: E402
 from configctl.adminapi.client import KafkaAdmin  # noqa: E402
@@ -71,17 +71,6 @@ TOPIC_PREFIX = "kpeer-"
 KEY = "retention.ms"
 RESULTS_MD = REPO_ROOT / "benchmarks" / "RESULTS.md"
 SECTION = "KRaft peer (Kafka 4.4)"
-
-
-class Values:
-    """Distinct retention.ms values for the whole run, so each change is recognisable everywhere."""
-
-    def __init__(self) -> None:
-        self._next = 86_400_000
-
-    def __call__(self) -> int:
-        self._next += 1
-        return self._next
 
 
 class Context:
@@ -302,46 +291,42 @@ def propagation(ctx: Context, changes: int, poll_ms: float) -> dict:
 def figures(results: dict) -> list[dict]:
     """configctl's figures with the raw limit of this run and Kafka's tool as the target to beat."""
     rows = []
-
-    def row(*cells: Any) -> None:
-        rows.append(beside_peer(*cells))
-
     if "one_change" in results:
         p = results["one_change"]
-        peer = p["kafka_configs_process"]["median_s"]
-        row(
-            "KRaft: one topic change, configctl alter (process)",
-            p["configctl_alter_process"]["median_s"],
-            "s",
-            p["bare_interpreter"]["median_s"],
-            f"<= kafka-configs.sh ({peer:g} s)",
-            peer,
+        rows.append(
+            beside_kafka_configs(
+                "KRaft: one topic change, configctl alter (process)",
+                p["configctl_alter_process"]["median_s"],
+                p["bare_interpreter"]["median_s"],
+                p["kafka_configs_process"]["median_s"],
+            )
         )
     if "bulk" in results:
         p = results["bulk"]
         n = p["topics"]
-        peer = p["kafka_configs_extrapolated_s"]
         measured_all = p["configctl_apply_topics"] == n
-        row(
-            f"KRaft: {n:,} topic changes, configctl apply -f (process)"
-            + ("" if measured_all else f", extrapolated from {p['configctl_apply_topics']:,}"),
-            p["configctl_apply_s"] if measured_all else p["configctl_apply_extrapolated_s"],
-            "s",
-            p["bare_client_one_request_s"],
-            f"<= kafka-configs.sh x{n:,}, extrapolated ({peer:g} s)",
-            peer,
+        rows.append(
+            beside_kafka_configs(
+                f"KRaft: {n:,} topic changes, configctl apply -f (process)"
+                + ("" if measured_all else f", extrapolated from {p['configctl_apply_topics']:,}"),
+                p["configctl_apply_s"] if measured_all else p["configctl_apply_extrapolated_s"],
+                p["bare_client_one_request_s"],
+                p["kafka_configs_extrapolated_s"],
+                changes=n,
+            )
         )
     if "propagation" in results:
         p = results["propagation"]
-        mine = p["configctl_write_to_every_broker_ms"]["p99_ms"]
         bare = p["bare_request_to_every_broker_ms"]["p99_ms"]
-        row(
-            f"KRaft: write start to every broker reporting it, p99 of {p['changes']}: configctl write path",
-            mine,
-            "ms",
-            bare,
-            f"<= 3x the bare request ({bare:g} ms)",
-            3 * bare,
+        rows.append(
+            beside_peer(
+                f"KRaft: write start to every broker reporting it, p99 of {p['changes']}: configctl write path",
+                p["configctl_write_to_every_broker_ms"]["p99_ms"],
+                "ms",
+                bare,
+                f"<= 3x the bare request ({bare:g} ms)",
+                3 * bare,
+            )
         )
     return rows
 

@@ -25,6 +25,16 @@ def beside_peer(figure: str, measured: float, unit: str, limit: float, target: s
     }
 
 
+def beside_kafka_configs(figure: str, measured: float, limit: float, peer_s: float, changes: int = 1) -> dict:
+    """A row in seconds whose bar is kafka-configs.sh in the same run: one run's median, or for
+    ``changes`` changes the median multiplied out (the tool alters one entity per run)."""
+    if changes == 1:
+        target = f"<= kafka-configs.sh ({peer_s:g} s)"
+    else:
+        target = f"<= kafka-configs.sh x{changes:,}, extrapolated ({peer_s:g} s)"
+    return beside_peer(figure, measured, "s", limit, target, peer_s)
+
+
 def min_median_max(spread: dict) -> str:
     """A cell of wall times (``kafka_peer.spread``): ``min / median / max s``."""
     return f"{spread['min_s']:.3f} / {spread['median_s']:.3f} / {spread['max_s']:.3f} s"
@@ -43,4 +53,4 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["beside_peer", "min_median_max", "p50_p99", "text_table"]
+__all__ = ["beside_kafka_configs", "beside_peer", "min_median_max", "p50_p99", "text_table"]
