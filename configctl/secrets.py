@@ -23,6 +23,7 @@ import re
 import secrets as _random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import padding
@@ -55,6 +56,9 @@ from configctl.digests import (  # noqa: F401
     read_digest_key,
 )
 from configctl.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from configctl.entities import Entity
 
 # -- SCRAM ----------------------------------------------------------------------------------------
 
@@ -551,6 +555,18 @@ def is_encoded_password(value: str) -> bool:
 def mask_config(config: Mapping[str, str], is_sensitive: Callable[[str], bool]) -> dict[str, str]:
     """``config`` with every sensitive value replaced by :data:`MASK` (for display)."""
     return {key: MASK if is_sensitive(key) else value for key, value in config.items()}
+
+
+def masked(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
+    """``entity``'s config with every sensitive value (the catalogue's rule for its type, and any
+    value already masked) replaced by :data:`MASK`: how a config is shown, how configctl's history
+    records one where the store hands secrets back in clear (KRaft), and so how a recorded config
+    is compared with a stored one."""
+    from configctl import catalogue
+
+    return mask_config(
+        config, lambda key: catalogue.is_sensitive(entity.schema_type, key) or config[key] == MASK
+    )
 
 
 def digest_config(

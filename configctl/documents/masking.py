@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from configctl import catalogue
+from configctl import secrets
 from configctl.entities import Entity
-from configctl.secrets import mask_config
 
 
 def masked(entity: Entity, config: Mapping[str, str]) -> dict[str, str]:
-    """The config, sorted, with sensitive values replaced by the mask."""
-    return mask_config(
-        dict(sorted(config.items())), lambda key: catalogue.is_sensitive(entity.schema_type, key)
-    )
+    """The config, sorted, with sensitive values replaced by the mask (:func:`configctl.secrets.masked`)."""
+    return secrets.masked(entity, dict(sorted(config.items())))

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from configctl import applied
+from configctl import applied, secrets
+from configctl.entities import Entity
 from configctl.store import ABSENT, Stored
 from configctl.znodes import HistoryRecord
 
@@ -219,7 +220,7 @@ def _incarnation(records: Sequence[HistoryRecord], node: Stored) -> tuple[int, l
             and record.version == node.version
             and record.config is not None
             and node.problem is None
-            and record.config != node.config
+            and not _same_config(record, node)
         ):
             break
         if kept and record.version >= kept[-1].version:
@@ -479,3 +480,10 @@ def as_unknown(write: OutsideWrite) -> HistoryRecord:
         None,
         {},
     )
+
+
+def _same_config(record: HistoryRecord, node: Stored) -> bool:
+    """Whether ``record`` holds the node's config, secrets compared as history records them
+    (masked where the store hands them back in clear: a KRaft cluster's SCRAM credentials)."""
+    entity = Entity.from_path(record.entity_path)
+    return secrets.masked(entity, record.config or {}) == secrets.masked(entity, node.config)
