@@ -139,15 +139,7 @@ def test_an_abort_from_another_process_stops_a_soaking_canary_and_restores_it(de
         text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        record = None
-        while time.monotonic() < deadline:
-            new = [r for r in rollouts(kraft) if r["id"] not in {b["id"] for b in before}]
-            if new and "soak" in str(new[0].get("step", {}).get("activity", "")):
-                record = new[0]
-                break
-            time.sleep(0.5)
-        assert record is not None, "the canary never reached its soak"
+        record = wait_for_soak(kraft, before)
         aborted = cli(kraft, "rollout", "abort", record["id"])
         assert aborted.returncode == 0, aborted.stdout + aborted.stderr
         out, err = running.communicate(timeout=60)
@@ -159,3 +151,58 @@ def test_an_abort_from_another_process_stops_a_soaking_canary_and_restores_it(de
     assert KEY not in described(kraft, "--entity-type", "brokers", "--entity-name", "1")
     assert KEY not in described(kraft, "--entity-type", "brokers", "--entity-default")
     assert only_new(kraft, before)["state"] == "aborted"
+
+
+def test_a_killed_canary_is_resumed_from_its_record_and_promoted(default_restored):
+    kraft = default_restored
+    before = rollouts(kraft)
+    running = subprocess.Popen(
+        [
+            sys.executable, "-m", "configctl", "--bootstrap-server", kraft.bootstrap, "alter",
+            "--broker-defaults", "--add-config", f"{KEY}=21000", "--canary", "2", "--soak", "10s",
+            "--wait", "30",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        record = wait_for_soak(kraft, before)
+    finally:
+        running.kill()
+        running.wait(timeout=30)
+    shown = cli(kraft, "rollout", "show", record["id"], "-o", "json")
+    assert json.loads(shown.stdout)["state"] == "running", shown.stdout  # its owner died with it
+    resumed = cli(kraft, "rollout", "resume", record["id"], "-o", "json")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert json.loads(resumed.stdout)["outcome"] == "promoted"
+    assert f"{KEY}=21000" in described(kraft, "--entity-type", "brokers", "--entity-default")
+    assert KEY not in described(kraft, "--entity-type", "brokers", "--entity-name", "2")
+
+
+def test_a_canary_whose_first_write_a_broker_refuses_is_closed_and_blocks_nothing(kraft_cluster):
+    kraft = kraft_cluster
+    before = rollouts(kraft)
+    refused = cli(
+        kraft, "alter", "--broker-defaults", "--add-config", "log.cleaner.threads=9", "--canary", "1",
+        "--soak", "1s", "--wait", "30",
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "nothing was written" in errors[0], refused.stderr
+    record = only_new(kraft, before)
+    assert record["state"] == "aborted", record
+    assert "log.cleaner.threads" not in described(kraft, "--entity-type", "brokers", "--entity-name", "1")
+    again = cli(kraft, "alter", "--broker-defaults", "--add-config", "log.cleaner.threads=2", "--canary", "1")
+    assert again.returncode == 0, again.stdout + again.stderr  # nothing blocks the next one
+    cli(kraft, "alter", "--broker-defaults", "--delete-config", "log.cleaner.threads")
+
+
+def wait_for_soak(kraft, before: list[dict]) -> dict:
+    """The new rollout's listing once its record says it is soaking."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        new = [r for r in rollouts(kraft) if r["id"] not in {b["id"] for b in before}]
+        if new and "soak" in str(new[0].get("step", {}).get("activity", "")):
+            return new[0]
+        time.sleep(0.3)
+    raise AssertionError("the canary never reached its soak")
