@@ -52,6 +52,7 @@ class ControllerClient:
         from kafka.net.compat import KafkaNetClient
 
         self.bootstrap = bootstrap
+        self.command_config = command_config
         self.timeout = timeout
         options = client_options(bootstrap, command_config, timeout, OPTION)
         options.pop("bootstrap_timeout_ms", None)  # no Metadata bootstrap here
@@ -75,21 +76,33 @@ class ControllerClient:
         """``request``'s answer from the first listed controller that answers (kafka-python
         knows them as ``bootstrap-0``, ``bootstrap-1`` ...); one that cannot be reached is
         passed over, and when none answers the last failure is the one-line error."""
-        manager = self._manager
-        nodes = [node.node_id for node in manager.cluster.bootstrap_brokers()]
-        timeout_ms = int(self.timeout * 1000)
-
-        async def ask(node: Any) -> Any:
-            return await manager.send(request, node_id=node, request_timeout_ms=timeout_ms)
-
+        nodes = [node.node_id for node in self._manager.cluster.bootstrap_brokers()]
         for index, node in enumerate(nodes):
             try:
-                with translate_errors(action, self.bootstrap):
-                    return manager.run(ask, node)
+                return self._ask(node, request, action, self.bootstrap)
             except Exception:
                 if index == len(nodes) - 1:
                     raise
         raise AssertionError("bootstrap_servers checked: at least one address")  # pragma: no cover
+
+    def send_to(self, address: str, request: Any, action: str) -> Any:
+        """``request``'s answer from the controller at ``address`` (``host:port``) itself: on its
+        connection when it is one of :attr:`bootstrap`'s, else on a connection of its own."""
+        for node in self._manager.cluster.bootstrap_brokers():
+            if f"{node.host}:{node.port}" == address:
+                return self._ask(node.node_id, request, action, address)
+        with ControllerClient(address, self.command_config, self.timeout) as other:
+            return other.send(request, action)
+
+    def _ask(self, node: Any, request: Any, action: str, where: str) -> Any:
+        manager = self._manager
+        timeout_ms = int(self.timeout * 1000)
+
+        async def ask() -> Any:
+            return await manager.send(request, node_id=node, request_timeout_ms=timeout_ms)
+
+        with translate_errors(action, where):
+            return manager.run(ask)
 
     def mode(self) -> ClusterMode:
         """What the controllers run (ApiVersions v3: a controller reports the finalized features too)."""

@@ -14,8 +14,9 @@ from contextlib import contextmanager
 import click
 
 from configctl.cli import render
-from configctl.cli.options import settings
-from configctl.settings import DEFAULT_HISTORY_LIMIT
+from configctl.cli.options import bootstrap_controller, settings
+from configctl.errors import InvalidInput
+from configctl.settings import BY_NAME, DEFAULT_HISTORY_LIMIT, GlobalSettings
 from configctl.store import ConfigStore, History, Store
 from configctl.zk.configstore import ZooKeeperStore
 from configctl.zkconnection import ConnectionSettings
@@ -59,9 +60,14 @@ def new_store(
     With ``--bootstrap-server`` naming a KRaft cluster (it says so itself), every role is
     :class:`configctl.kraft.store.KRaftStore`'s and its writes
     :class:`configctl.kraft.writes.KRaftWrites`': no ZooKeeper connection is opened.
+    With ``--bootstrap-controller`` (never beside ``--bootstrap-server``), the store is the
+    controllers' (:class:`configctl.kraft.controllerstore.ControllerStore`): no ZooKeeper either.
     ``timeout`` overrides the settings' (shell completion must not hang).
     """
     chosen = settings(ctx)
+    controllers = bootstrap_controller(ctx)
+    if controllers is not None:
+        return _controller_store(chosen, controllers, timeout, identity, history_limit)
     if chosen.bootstrap_server is not None:
         # The cluster says whether it is KRaft (no ZooKeeper at all): asked once, here.
         from configctl.kraft.choice import kraft_store
@@ -117,6 +123,31 @@ def new_store(
         kind=through.kind,
         closing=[through.close],
     )
+
+
+def _controller_store(
+    chosen: GlobalSettings, controllers: str, timeout: float | None, identity: str | None, history_limit: int
+) -> ConfigStore:
+    """``--bootstrap-controller``: the controllers' store, never beside ``--bootstrap-server``
+    (refused as kafka-configs.sh refuses it, "Only one of --bootstrap-server or
+    --bootstrap-controller can be specified"), before anything is opened."""
+    if chosen.bootstrap_server is not None:
+        given = chosen.entry("bootstrap-server").source.label(BY_NAME["bootstrap-server"])
+        raise InvalidInput(
+            f"{given} and --bootstrap-controller: give only one of --bootstrap-server or "
+            "--bootstrap-controller (as kafka-configs.sh); nothing was written"
+        )
+    from configctl.kraft.choice import controller_store
+
+    store = controller_store(
+        controllers,
+        chosen.command_config,
+        zookeeper=chosen.zookeeper if chosen.zookeeper_explicit else None,
+        timeout=chosen.connection(timeout=timeout).timeout,
+        identity=identity,
+        history_limit=history_limit,
+    )
+    return Store(store, kind=store.kind)
 
 
 def passwords_in_clear(ctx: click.Context | None = None) -> bool:

@@ -33,6 +33,7 @@ from configctl.settings import (
 __all__ = [
     "DEFAULT_ZOOKEEPER",
     "GlobalSettings",
+    "bootstrap_controller",
     "digest_key_file_option",
     "environment_option",
     "global_options",
@@ -115,7 +116,38 @@ def _options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
                     help=f"{setting.help}{default} ({env})",
                 )
             )
+        if setting.name == "bootstrap-server" and CONTROLLER not in BY_NAME:
+            options.append(_controller_option())
     return options
+
+
+CONTROLLER = "bootstrap-controller"
+
+
+def _controller_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--bootstrap-controller``: a flag only, until :mod:`configctl.settings` lists it as a
+    setting (then its variable and profile key come with it, and this option is that setting's)."""
+    return _option(
+        f"--{CONTROLLER}",
+        CONTROLLER.replace("-", "_"),
+        default=None,
+        metavar="HOST:PORT[,HOST:PORT]",
+        type=_BootstrapServers(f"--{CONTROLLER}"),
+        help="A KRaft cluster's controllers to ask instead of its brokers (as kafka-configs.sh "
+        "--bootstrap-controller); not with --bootstrap-server. configctl's history lives on the "
+        "brokers, so only what needs no history works there (docs/kraft.md).",
+    )
+
+
+def bootstrap_controller(ctx: click.Context | None = None) -> str | None:
+    """The controllers ``--bootstrap-controller`` names, or None (checked by the Admin API edge)."""
+    ctx = ctx or click.get_current_context()
+    chosen = settings(ctx)
+    if CONTROLLER in chosen.entries:
+        value = chosen.entries[CONTROLLER].value
+    else:
+        value = ctx.meta.get(_FLAGS, {}).get(CONTROLLER)
+    return str(value).strip() or None if value else None
 
 
 class _BootstrapServers(click.ParamType):
@@ -125,13 +157,16 @@ class _BootstrapServers(click.ParamType):
 
     name = "HOST:PORT[,HOST:PORT]"
 
+    def __init__(self, what: str = "--bootstrap-server") -> None:
+        self.what = what
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from configctl.adminapi.connection import bootstrap_servers
 
         try:
-            bootstrap_servers(value)
+            bootstrap_servers(value, self.what)
         except InvalidInput as exc:
-            self.fail(exc.message.removeprefix("--bootstrap-server "), param, ctx)
+            self.fail(exc.message.removeprefix(f"{self.what} "), param, ctx)
         return value
 
 
@@ -143,7 +178,8 @@ _CLICK_TYPES = {
 
 
 def global_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the global options (``--zookeeper``, ``--zk-*``, ``--output``, ``--profile``)."""
+    """Add the global options (``--zookeeper``, ``--zk-*``, ``--bootstrap-server``,
+    ``--bootstrap-controller``, ``--output``, ``--profile``)."""
     for option in reversed(_options()):
         func = option(func)
     return func

@@ -35,6 +35,7 @@ from configctl.store import (
     Stored,
 )
 from configctl.store.capabilities import Unsupported
+from configctl.store.roles import BrokerReports
 from configctl.znodes import HistoryRecord
 
 CAPABILITIES = Capabilities(
@@ -46,8 +47,9 @@ CAPABILITIES = Capabilities(
     fleet_state=False,
     rollout_records=False,
     brokers_validate=False,
-    broker_reports=False,
+    broker_reports=True,
 )
+"""``broker_reports``: each controller reports its own config (:mod:`configctl.kraft.controllerreports`)."""
 
 _NO_QUOTA_READS = "a controller serves no DescribeClientQuotas, and refuses DescribeUserScramCredentials"
 _LISTING = {
@@ -204,6 +206,15 @@ class ControllerStore:
 
     def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
         self._needs_brokers("record history")
+
+    # -- BrokerReports: each controller about itself -------------------------------------------
+
+    def broker_reports(self) -> BrokerReports:
+        """A controller's own config, asked of that controller (``describe --effective --broker
+        <controller id>``); what needs the brokers is refused there."""
+        from configctl.kraft.controllerreports import ControllerReports
+
+        return ControllerReports(self.client, self.quorum, self._needs_brokers)
 
     # -- what KRaft has no place for (as on the KRaft store) -----------------------------------
 
