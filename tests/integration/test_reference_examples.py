@@ -47,6 +47,7 @@ PAGES = [
     "desired-state-files.md",
     "applied-log.md",
     "history-topic.md",
+    "rollout-topic.md",
 ]
 _BLOCK = re.compile(r"<!-- (checked|not checked|file): (.*?) -->\n```(json|yaml|text)\n(.*?)\n```", re.S)
 _FENCE = re.compile(r"^```json$", re.M)

@@ -7,6 +7,8 @@ exhaustively on the pure chain; tests/kraft/test_kraft_rollouts.py shows it on a
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +129,14 @@ def test_a_document_too_large_for_a_kafka_record_is_refused_before_it_is_sent():
     )
     with pytest.raises(InvalidInput, match="roll out fewer entities at once; nothing was written"):
         rolloutlog.first(record, planned, {}).encode()
+
+
+def test_the_reference_pages_example_is_a_document_configctl_reads():
+    page = Path(__file__).parents[2] / "docs" / "reference" / "rollout-topic.md"
+    block = re.search(r"```json\n(.*?)\n```", page.read_text(encoding="utf-8"), re.S)
+    assert block is not None
+    document = rolloutlog.decode(block.group(1).encode())
+    assert document.version == 1 and document.base is not None
+    assert (
+        document.record.canary is not None and document.loaded().undo[0].entries[0].entity.path == "brokers/1"
+    )
