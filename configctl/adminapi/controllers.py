@@ -25,7 +25,7 @@ from typing import Any
 from kafka.protocol.admin import DescribeClusterRequest
 
 from configctl.adminapi.connection import client_options
-from configctl.adminapi.errors import CONNECT, refusal, translate_errors
+from configctl.adminapi.errors import CONNECT, CONTROLLER, refusal, translate_errors
 from configctl.adminapi.features import FEATURES_ACTION, ClusterMode, features_request, mode_of
 from configctl.errors import WrongCluster
 
@@ -56,7 +56,7 @@ class ControllerClient:
         self.timeout = timeout
         options = client_options(bootstrap, command_config, timeout, OPTION)
         options.pop("bootstrap_timeout_ms", None)  # no Metadata bootstrap here
-        with translate_errors(CONNECT, bootstrap):
+        with translate_errors(CONNECT, bootstrap, node=CONTROLLER):
             self._client = KafkaNetClient(**options)
         self._manager = self._client._manager
         self._net = self._manager._net
@@ -101,7 +101,7 @@ class ControllerClient:
         async def ask() -> Any:
             return await manager.send(request, node_id=node, request_timeout_ms=timeout_ms)
 
-        with translate_errors(action, where):
+        with translate_errors(action, where, node=CONTROLLER):
             return manager.run(ask)
 
     def mode(self) -> ClusterMode:

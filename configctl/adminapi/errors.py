@@ -88,13 +88,13 @@ class _Failures(logging.Handler):
 _FAILURES = _Failures()
 
 
-def _failed_at_once(bootstrap: str) -> None:
+def _failed_at_once(bootstrap: str, node: str) -> None:
     """Refuse now an address whose name does not resolve or that refuses the connection."""
     from configctl.adminapi.connection import failing_at_once
 
     why = failing_at_once(bootstrap)
     if why:
-        raise KafkaUnavailable(f"no Kafka broker at {bootstrap} answered while trying to connect: {why}")
+        raise KafkaUnavailable(f"no {node} at {bootstrap} answered while trying to connect: {why}")
 
 
 def _named(failures: list[BaseException], bootstrap: str, action: str) -> ConfigctlError | None:
@@ -122,6 +122,9 @@ def _named(failures: list[BaseException], bootstrap: str, action: str) -> Config
     return None
 
 
+BROKER, CONTROLLER = "Kafka broker", "Kafka controller"
+"""What the addresses a client was given are (``--bootstrap-server``, ``--bootstrap-controller``)."""
+
 CONNECT = "connect"
 """The action of a client's first connection (:func:`translate_errors`): its definite failures
 (a name that does not resolve, a connection refused) are found at once, before the client waits."""
@@ -141,7 +144,12 @@ def refusal(error_code: int, message: str | None, what: str) -> BrokerRefused | 
 
 @contextlib.contextmanager
 def translate_errors(
-    action: str, bootstrap: str, *, writes: str | None = None, sent: Callable[[], bool] = lambda: False
+    action: str,
+    bootstrap: str,
+    *,
+    writes: str | None = None,
+    sent: Callable[[], bool] = lambda: False,
+    node: str = BROKER,
 ) -> Iterator[None]:
     """Turn the Kafka client's exceptions into one-line configctl errors; ``action`` completes "to ...".
 
@@ -149,12 +157,14 @@ def translate_errors(
     (``writes``: the entity it changes) was sent (``sent()``), whatever ends the wait for its
     answer (a timeout, a connection cut, Ctrl-C) leaves its outcome unknown:
     :class:`~configctl.errors.KafkaAnswerLost`, never :class:`~configctl.errors.KafkaUnavailable`.
+    ``node`` is what the addresses are, as "no ... answered" names them (:data:`CONTROLLER` for
+    ``--bootstrap-controller``).
     """
     if action == CONNECT:
         _kafka()
-        _failed_at_once(bootstrap)
+        _failed_at_once(bootstrap, node)
     try:
-        with _translated(action, bootstrap):
+        with _translated(action, bootstrap, node):
             yield
     except (Exception, KeyboardInterrupt) as exc:
         if writes is None or not sent():
@@ -169,7 +179,7 @@ def translate_errors(
 
 
 @contextlib.contextmanager
-def _translated(action: str, bootstrap: str) -> Iterator[None]:
+def _translated(action: str, bootstrap: str, node: str) -> Iterator[None]:
     kafka_errors, unreachable, denied = _kafka()
     start = time.monotonic()
     try:
@@ -191,7 +201,7 @@ def _translated(action: str, bootstrap: str) -> Iterator[None]:
         named = _named(_FAILURES.since(start), bootstrap, action)
         if named is not None:
             raise named from None
-        raise KafkaUnavailable(f"no Kafka broker at {bootstrap} answered while trying to {action}") from None
+        raise KafkaUnavailable(f"no {node} at {bootstrap} answered while trying to {action}") from None
     except kafka_errors.KafkaError as exc:
         raise BrokerRefused(f"Kafka failed to {action}: {_reason(exc)}") from None
 
