@@ -112,7 +112,9 @@ def _options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
                     setting.param,
                     default=None,
                     metavar=setting.metavar,
-                    type=_CLICK_TYPES.get(setting.kind),
+                    type=_BootstrapServers(setting.flag)
+                    if setting.kind == "brokers"
+                    else _CLICK_TYPES.get(setting.kind),
                     help=f"{setting.help}{default} ({env})",
                 )
             )
@@ -173,8 +175,8 @@ class _BootstrapServers(click.ParamType):
 _CLICK_TYPES = {
     "file": click.Path(dir_okay=False),
     "directory": click.Path(file_okay=False),
-    "brokers": _BootstrapServers(),
 }
+"""Each kind's click type; "brokers" is :class:`_BootstrapServers`, naming its own flag."""
 
 
 def global_options(func: Callable[..., Any]) -> Callable[..., Any]:
