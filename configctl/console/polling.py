@@ -19,8 +19,9 @@ POLL_INTERVAL = 5.0
 """Seconds between two polls of a store without watches (KRaft). Each poll asks the cluster
 (DescribeCluster, DescribeQuorum), each registered broker for its own and the ``<default>``
 layers, reads configctl's history topic and every entity's config (for the writes made outside
-configctl): about ``2 x brokers + 10`` requests. Every 5 s that is a light, constant load on the
-cluster whatever the number of browsers, and a change reaches the pages within about 5 s, where
+configctl): a few requests per broker and about a dozen more. Every 5 s that is a light,
+constant load on the cluster whatever the number of browsers (a shorter interval multiplies it,
+every entity's config included), and a change reaches the pages within about 5 s, where
 ZooKeeper's watches take well under one."""
 
 
