@@ -2,8 +2,8 @@
 # The KRaft tour, run by `make demo` after tour.sh: a real Kafka 4.4 cluster with no ZooKeeper
 # (two brokers and a controller of their own), configctl writing every family through the brokers
 # (the Admin API) and reading it back, Kafka 4's own kafka-configs.sh agreeing, a broker's own
-# refusal, history kept in the cluster, plan/apply, rollback, and a write by Kafka's tool seen as
-# a version moved. Everything it starts it stops. About a minute.
+# refusal, history kept in the cluster, plan/apply, rollback, a canary judged by the brokers, and a
+# write by Kafka's tool seen as a version moved. Everything it starts it stops. About a minute.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -117,6 +117,13 @@ kafka_configs --bootstrap-server "$bootstrap" --describe --entity-type topics --
 step "Rollback: orders back to its first version (a new version, recorded)"
 show configctl rollback --topic orders --to 0 --yes --reason "undo OPS-42 for orders"
 show configctl history --topic orders
+
+step "A canary on KRaft: broker 1 first, judged by what it reports, then promoted to every broker"
+# the record lives in the cluster (topic _configctl_rollouts); the wait and the soak ask the brokers
+show configctl alter --broker-defaults --add-config 'log.cleaner.backoff.ms=16000' --canary 1 --soak 2s \
+  --wait 30 --reason "OPS-43: slower cleaner backoff"
+show configctl rollout list
+kafka_configs --bootstrap-server "$bootstrap" --describe --entity-type brokers --entity-default
 
 step "A write by Kafka's own tool moves the version: configctl's --if-version refuses (exit 5)"
 known="$(configctl describe --topic orders --output json | python -c 'import json, sys; print(json.load(sys.stdin)[0]["version"])')"

@@ -77,6 +77,8 @@ def test_the_kraft_tour_shows_every_claim_against_real_brokers(tmp_path: Path):
         "Applied 4 changes to 3 entities",
         "retention.ms=604800000 sensitive=false",
         "Restored topic orders to the config of version 0: now version 2.",
+        # a canary: broker 1 proves it, then the default takes it
+        "log.cleaner.backoff.ms=16000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG",
         # Kafka's tool moves the version
         "configctl last saw topic orders at version 2",
         "(exit status 5: a conflict; nothing written)",
@@ -84,6 +86,8 @@ def test_the_kraft_tour_shows_every_claim_against_real_brokers(tmp_path: Path):
     ]
     missing = [line for line in expected if line not in out]
     assert not missing, (missing, out[-4000:])
+    canary = out[out.index("A canary on KRaft") : out.index("A write by Kafka's own tool")]
+    assert "promoted" in canary and "OPS-43" in canary, canary
     assert " SCRAM-SHA-256      │ ****** " in out  # configctl masks the credential it reads back
     assert "error: topic 'orders' is at version 3, not 2 (--if-version); nothing written" in done.stderr
     # the refusal is the broker's, in one line on stderr
