@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import json
 
-from helpers import run_cli
-from kafka.protocol.admin import DescribeConfigsRequest
+import pytest
+from helpers import run_cli, wait_for
+from kafka.protocol.admin import (
+    DescribeClusterRequest,
+    DescribeConfigsRequest,
+    DescribeUserScramCredentialsRequest,
+)
 
 from configctl.adminapi.controllers import ControllerClient
 from configctl.adminapi.features import cluster_mode, features_request
+from configctl.errors import KafkaUnavailable
 
 # Kafka's API keys (ApiKeys): what a client of the controllers would need for configctl's work.
 PRODUCE, FETCH, METADATA, DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 0, 1, 3, 32, 44
 DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, ALTER_SCRAM, LIST_CONFIG_RESOURCES = 48, 49, 51, 74
 DESCRIBE_CLUSTER, DESCRIBE_QUORUM = 60, 55
-INVALID_REQUEST = 42
+INVALID_REQUEST, UNSUPPORTED_ENDPOINT_TYPE, UNKNOWN_SERVER_ERROR = 42, 114, -1
 BROKER_RESOURCE = 4
 
 
@@ -218,3 +224,73 @@ def test_a_broker_or_the_fleet_is_not_asked_through_the_controllers(kraft_cluste
         "cannot report the fleet's status (a controller's DescribeCluster names the controllers only)"
         in one_line(done)
     )
+
+
+def test_what_a_controller_answers_for_configs_and_refuses(kraft_cluster, unique):
+    """docs/kraft.md's table of what a 4.4.0 controller serves, request by request."""
+    kraft = kraft_cluster
+    topic, group, subscription = unique("ctl"), unique("grp"), unique("cm")
+    kraft.create_topics(topic)
+    resources = [(2, topic, None), (32, group, None), (16, subscription, None)]
+    with ControllerClient(controllers(kraft), timeout=3.0) as client:
+        described = client.send(DescribeConfigsRequest(resources=resources, min_version=1), "describe")
+        brokers = client.send(
+            DescribeClusterRequest(
+                include_cluster_authorized_operations=False, endpoint_type=1, min_version=1
+            ),
+            "describe",
+        )
+        scram = client.send(DescribeUserScramCredentialsRequest(users=[(kraft.scram_user,)]), "describe")
+        with pytest.raises(KafkaUnavailable):  # every user: the controller never answers (its own NPE)
+            client.send(DescribeUserScramCredentialsRequest(users=None), "describe every credential")
+    assert [r.error_code for r in described.results] == [0, 0, 0]
+    assert brokers.error_code == UNSUPPORTED_ENDPOINT_TYPE
+    assert [r.error_code for r in scram.results] == [UNKNOWN_SERVER_ERROR]  # "Unsupported ApiKey"
+
+
+def test_a_broker_config_written_through_the_controllers_skips_the_brokers_own_check(kraft_cluster):
+    """Why a write through the brokers is the one configctl trusts: through the controllers,
+    Kafka's tool stores a broker config that broker refuses to run (it keeps its value)."""
+    kraft = kraft_cluster
+    broker = kraft.broker_ids[0]
+    selector = ("--entity-type", "brokers", "--entity-name", str(broker))
+    through_brokers = kraft.config_command("--alter", *selector, "--add-config", "log.cleaner.threads=9")
+    assert through_brokers.returncode != 0
+    assert "at least 1MB per cleaner thread" in through_brokers.stdout + through_brokers.stderr
+    written = kraft.config_command(
+        "--alter", *selector, "--add-config", "log.cleaner.threads=9", controller=True
+    )
+    try:
+        assert written.returncode == 0, written.stderr
+        with kraft.admin() as admin:
+
+            def stored_but_not_run():
+                found = admin.describe_broker(broker, ["log.cleaner.threads"])["log.cleaner.threads"]
+                synonyms = {s.source: s.value for s in found.synonyms}
+                return synonyms.get("DYNAMIC_BROKER_CONFIG") == "9" and found
+
+            found = wait_for(stored_but_not_run, timeout=20, message="the write reaches the broker")
+            assert found.value != "9"  # the broker runs what it ran before
+    finally:
+        put_back = kraft.config_command(
+            "--alter", *selector, "--delete-config", "log.cleaner.threads", controller=True
+        )
+        assert put_back.returncode == 0, put_back.stderr
+
+
+def test_a_quota_write_fails_in_kafkas_tool_and_is_refused_by_configctl(kraft_cluster, unique):
+    kraft = kraft_cluster
+    user = unique("alice")
+    selector = ("--entity-type", "users", "--entity-name", user)
+    theirs = kraft.config_command(
+        "--alter", *selector, "--add-config", "consumer_byte_rate=2048", controller=True
+    )
+    assert theirs.returncode != 0  # kafka-configs.sh reads the quotas first (DescribeClientQuotas)
+    assert (
+        "not yet supported when communicating directly with the controller quorum"
+        in theirs.stdout + theirs.stderr
+    )
+    done = cli(kraft, "alter", "--user", user, "--add-config", "consumer_byte_rate=2048")
+    assert done.returncode == 1
+    assert f"cannot read user '{user}'" in one_line(done) and "nothing was written" in done.stderr
+    assert "consumer_byte_rate" not in kraft.config_command("--describe", *selector).stdout
