@@ -69,8 +69,9 @@ def record_alone(
     session: ZkSession, change: Change, version: int, *, identity: str, reason: str, limit: int
 ) -> None:
     """The history record of a write someone else committed (a broker, through its Admin API), at
-    ``version``, written alone as the write's own multi would have written it."""
-    if limit <= 0 or version < 0:
+    ``version``, written alone as the write's own multi would have written it (-1: the write
+    emptied a quota entity and Kafka removed its node, recorded as the multi records a removal)."""
+    if limit <= 0:
         return
     entity = change.entity
     directory = HistoryZNodes.directory(entity)

@@ -258,11 +258,6 @@ def test_a_scram_credential_goes_to_zookeeper_as_kafka_allows_and_its_deletion_t
     assert (record["reason"], record["version"], list(record["config"])) == ("S-32", 1, ["SCRAM-SHA-512"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="zk/history.record_alone records nothing at version -1: an emptied quota node Kafka removed "
-    "after a broker write has no history record (the change is asked of zk/history.py's owner)",
-)
 def test_a_broker_write_that_empties_a_quota_node_is_recorded(kafka_one, unique):
     user = unique("emptied")
     assert (
