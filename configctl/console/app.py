@@ -124,7 +124,7 @@ class StoreWork:
         if self.waiting >= self.limit:
             self.refused += 1
             raise ConfigctlError(
-                f"the console is busy: {self.waiting} reads of ZooKeeper are waiting already; try again"
+                f"the console is busy: {self.waiting} reads of the store are waiting already; try again"
             )
         self.waiting += 1
         try:
