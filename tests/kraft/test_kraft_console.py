@@ -295,7 +295,7 @@ def test_writes_by_configctl_and_by_kafkas_tool_reach_the_pages_within_a_poll(
     assert "written outside configctl" in page and "OPS-1" in page
 
 
-def test_a_quota_entity_and_a_hostile_name_are_text(kraft_combined, consoles):
+def test_a_quota_entity_and_a_hostile_name_are_text_and_sigterm_stops_it(kraft_combined, consoles):
     kraft = kraft_combined
     done = cli(kraft, "alter", "--client", HOSTILE, "--add-config", "producer_byte_rate=4096")
     assert done.returncode == 0, done.stderr
@@ -309,6 +309,15 @@ def test_a_quota_entity_and_a_hostile_name_are_text(kraft_combined, consoles):
     page = console.page(url)
     assert HOSTILE not in page and html.escape(HOSTILE) in page
     assert HOSTILE not in console.page("/")
+    stream = Events(console)  # a stop asked for ends the stream and the polls, as on ZooKeeper
+    try:
+        stopping = time.monotonic()
+        console.process.send_signal(signal.SIGTERM)
+        assert console.process.wait(timeout=15) == -signal.SIGTERM
+        assert time.monotonic() - stopping < 5
+        assert "Traceback" not in console.log.read_text()
+    finally:
+        stream.close()
 
 
 @pytest.fixture(scope="module")
