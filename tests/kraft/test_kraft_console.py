@@ -348,7 +348,7 @@ STALE_AUDIT = {
 }
 
 
-def test_a_stopped_broker_is_fenced_and_never_applied_then_not_registered(
+def test_a_stopped_broker_is_fenced_never_applied_then_not_registered_and_no_broker_is_a_banner(
     own_cluster, consoles, unique, tmp_path
 ):
     kraft = own_cluster
@@ -394,3 +394,15 @@ def test_a_stopped_broker_is_fenced_and_never_applied_then_not_registered(
     document = console.json(f"/api/entity/topics/{topic}")
     assert [a["broker_id"] for a in document["applied"]] == [1]
     assert console.json("/api/console")["problem"] is None
+    kraft.cluster.stop(ids=[1])  # no broker left: the last documents, under a banner saying why
+
+    def lost() -> bytes | None:
+        status, body = console.get("/api/status")
+        return body if status == 503 else None
+
+    said = json.loads(wait_for(lost, timeout=ONE_POLL * 2, interval=1, message="/api/status 503"))["error"]
+    assert said.startswith("the cluster: ") and "\n" not in said
+    page = console.page("/")
+    assert '<p class="banner">the cluster: ' in page and "(what is shown may be old)" in page
+    assert 1 in nodes_shown(page)  # the last documents, still shown
+    assert console.get(f"/api/entity/topics/{topic}")[0] == 503
