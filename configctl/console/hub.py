@@ -14,8 +14,8 @@ A store without watches (KRaft) is polled instead (:mod:`.polling`): every ``pol
 hub rebuilds every document through a store opened for that poll (``reopen``), and still tells
 the browsers only what moved. There, ``status`` is what the brokers and controllers report when
 asked (``configctl status -o json`` on KRaft), ``changes`` the newest writes of the fleet's
-history (no change notifications exist), and rollouts are refused in one line
-(:attr:`WatchHub.no_rollouts`): a KRaft cluster keeps no rollout records.
+history (no change notifications exist). Where the store keeps no rollout records, the
+rollouts are refused in one line (:attr:`WatchHub.no_rollouts`).
 """
 
 from __future__ import annotations
@@ -89,10 +89,10 @@ class WatchHub:
         self.departed = Departed() if self.polling else None
         """Polled (KRaft): the brokers seen registered, so one the cluster stops listing is shown."""
         self.polls = 0
+        """Refreshes done so far: with :attr:`polling`, what a page read on its own is kept for."""
         self.stale: dict[str, str] = {}
         """Polled: the documents kept at their last version because they could not be read at the
         last poll (the ``changes`` while a fenced broker's config cannot be described), and why."""
-        """Refreshes done so far: with :attr:`polling`, what a page read on its own is kept for."""
         self.problem: str | None = None
         """Why the documents may be old (ZooKeeper unreachable, say); None while they are current."""
         self._lock = threading.Lock()
