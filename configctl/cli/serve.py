@@ -15,8 +15,8 @@ the token, even on loopback. Without it the console stays read-only.
 A store without watches (``--bootstrap-server`` naming a KRaft cluster) is polled
 (:mod:`configctl.console.polling`): the hub is handed a way to open the same store anew for each
 poll and each page's own read (:func:`configctl.cli.context.new_store`, the one place a store is
-chosen). ``--allow-actions`` is refused there in one line: its one action aborts a rollout, and a
-KRaft cluster keeps no rollout records.
+chosen). ``--allow-actions`` is refused in one line on a store that keeps no rollout records:
+its one action aborts a rollout.
 """
 
 from __future__ import annotations
