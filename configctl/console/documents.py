@@ -81,7 +81,13 @@ def rollout_brokers(
     store: ConfigStore, detail: Mapping[str, Any], changes: ChangePaths
 ) -> list[dict[str, Any]]:
     """Where each known broker stands with what an open rollout has written so far: the ``--wait``
-    verdict (:func:`configctl.fleet.outcome`) on the newest change of each entity it wrote."""
+    verdict (:func:`configctl.fleet.outcome`) on the newest change of each entity it wrote; where
+    no listener publishes anything (KRaft), each broker that takes one of them asked itself
+    (:func:`asked_verdicts`) whether it reports what the cluster holds now."""
+    if not store.capabilities.fleet_state:
+        paths = [i.get("entity_path") for i in detail.get("planned") or [] if i.get("written")]
+        entities = list(dict.fromkeys(Entity.from_path(p) for p in paths if isinstance(p, str)))
+        return [o.to_json() for o in asked_verdicts(store, entities)[0]]
     written = []
     for item in detail.get("planned") or []:
         if not item.get("written"):
@@ -95,6 +101,26 @@ def rollout_brokers(
     states = store.broker_states()
     kafka = store.running_brokers()
     return [fleet.outcome(b, states.get(b), written, kafka).to_json() for b in fleet.known_brokers(store)]
+
+
+def asked_verdicts(
+    store: ConfigStore, entities: Sequence[Entity], held: Mapping[Entity, Mapping[str, str]] | None = None
+) -> tuple[list[fleet.BrokerOutcome], int]:
+    """Each registered broker that takes one of ``entities`` asked itself whether it reports what
+    the cluster holds for them (``held``, else read now): the KRaft ``--wait``'s own question
+    (:func:`configctl.rollout.brokerwait.ask`), so ``applied`` only from the broker's own answer.
+    At most :data:`MAX_ASKED` brokers are asked; the second value counts the others."""
+    if not entities:
+        return [], 0
+    if held is None:
+        held = {s.entity: s.config for s in store.read_many(entities, strict=False)}
+    reports = broker_reports(store, what="the console's verdicts")
+    takes = {
+        b: [Expected(e, dict(held.get(e, {}))) for e in entities if handler_for(e).follows(e, b)]
+        for b in sorted(store.running_brokers() or ())
+    }
+    asked = [b for b, expected in takes.items() if expected]
+    return [ask(reports, b, takes[b]) for b in asked[:MAX_ASKED]], max(0, len(asked) - MAX_ASKED)
 
 
 class ChangePaths:
@@ -201,12 +227,10 @@ def entity_document(
     else:  # no listener publishes anything (KRaft): each registered broker is asked itself
         latest = None
         brokers = sorted(store.running_brokers() or ())
-        asked = [b for b in brokers if handler_for(entity).follows(entity, b)]
-        applied = []
+        applied, omitted = [], 0
         if stored.config or records:  # an entity never written has nothing to be applied
-            reports = broker_reports(store, what="the console's entity page")
-            applied = [ask(reports, b, [Expected(entity, dict(stored.config))]) for b in asked[:MAX_ASKED]]
-        verdicts, omitted = BROKERS, max(0, len(asked) - MAX_ASKED) if applied else 0
+            applied, omitted = asked_verdicts(store, [entity], {entity: stored.config})
+        verdicts = BROKERS
     live = brokers if only_broker is None else [b for b in brokers if b == only_broker]
     wanted = [b for b in live if _follows(entity, b)]
     effective: list[EffectiveReport] = []

@@ -320,6 +320,67 @@ def test_a_quota_entity_and_a_hostile_name_are_text_and_sigterm_stops_it(kraft_c
         stream.close()
 
 
+KEY = "log.cleaner.backoff.ms"
+"""A cluster-wide dynamic broker config every 4.4 broker applies at once (a cleaner setting)."""
+
+
+def post(console: Console, path: str, body: object, headers: dict[str, str]) -> tuple[int, dict]:
+    """A POST as the Rollouts page's script sends it."""
+    connection = http.client.HTTPConnection("127.0.0.1", console.port, timeout=120)
+    try:
+        connection.request("POST", path, body=json.dumps(body).encode(), headers=headers)
+        answer = connection.getresponse()
+        return answer.status, json.loads(answer.read())
+    finally:
+        connection.close()
+
+
+@pytest.mark.skipif(not CAPABILITIES.rollout_records, reason="the KRaft store keeps no rollout records")
+def test_a_soaking_canary_is_followed_and_aborted_through_the_console(kraft_cluster, consoles):
+    kraft = kraft_cluster
+    consoles.append(console := start(kraft, "--allow-actions", env={"CONFIGCTL_SERVE_TOKEN": TOKEN}))
+    before = {r["id"] for r in console.json("/api/rollouts")}
+    running = subprocess.Popen(
+        [sys.executable, "-m", "configctl", "--bootstrap-server", kraft.bootstrap, "alter", "--broker-defaults",
+         "--add-config", f"{KEY}=17000", "--canary", "1", "--soak", "90s", "--wait", "30", "--reason", "OPS-5"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(),
+    )  # fmt: skip
+    try:
+
+        def soaking() -> dict | None:
+            listed = [r for r in console.json("/api/rollouts") if r["id"] not in before]  # type: ignore[union-attr]
+            return (
+                listed[0] if listed and "soak" in str((listed[0].get("step") or {}).get("activity")) else None
+            )
+
+        record = wait_for(soaking, timeout=60 + ONE_POLL, interval=1, message="the canary soaking, polled")
+        page = console.page("/rollouts")
+        assert record["id"] in page and "Abort" in page
+        now = page[page.index(f'id="brokers-{record["id"]}"') :]
+        now = now[: now.index("</table>")]  # broker 1, asked itself, reports the canary's value
+        assert re.search(r'<td class="num">1</td><td class="ok">applied</td>', now), now
+        status, answer = post(
+            console,
+            f"/api/rollouts/{record['id']}/abort",
+            {"reason": "latency up on broker 1"},
+            {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        )
+        assert status == 200, answer
+        assert answer["exit_code"] == 0 and answer["document"]["outcome"] == "aborted"
+        assert answer["identity"].endswith(" via console")
+        out, err = running.communicate(timeout=90)
+    finally:
+        if running.poll() is None:
+            running.kill()
+        cli(kraft, "alter", "--broker-defaults", "--delete-config", KEY)
+        cli(kraft, "alter", "--broker", "1", "--delete-config", KEY)
+    assert running.returncode != 0 and "aborted by someone else" in out + err
+    for selector in (("--entity-name", "1"), ("--entity-default",)):
+        assert KEY not in kraft.config_command("--describe", "--entity-type", "brokers", *selector).stdout
+    listed = json.loads(cli(kraft, "rollout", "list", "-o", "json").stdout)
+    assert next(r for r in listed if r["id"] == record["id"])["state"] == "aborted"
+
+
 @pytest.fixture(scope="module")
 def own_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftFleet]:
     """A KRaft cluster of this module's own (brokers 1, 2 and controller 100): its broker 2 is
