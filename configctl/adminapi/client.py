@@ -196,7 +196,7 @@ class KafkaAdmin:
             problem = refusal(result.error_code, result.error_message, f"{what} ({result.resource_name})")
             if problem is not None:
                 raise problem
-            answers[result.resource_name] = _reported_configs(result.configs)
+            answers[result.resource_name] = reported_configs(result.configs)
         return answers
 
     def alter_broker(
@@ -506,7 +506,7 @@ def refuse_unsendable(set_keys: Mapping[str, str], delete_keys: Iterable[str], w
                 )
 
 
-def _reported_configs(entries: Iterable[Any]) -> dict[str, ReportedConfig]:
+def reported_configs(entries: Iterable[Any]) -> dict[str, ReportedConfig]:
     configs: dict[str, ReportedConfig] = {}
     for entry in entries:
         raw = entry.to_dict()

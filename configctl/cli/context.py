@@ -87,7 +87,17 @@ def new_store(
                 from configctl.archive import ArchivedHistory
 
                 archived = ArchivedHistory(kraft, chosen.history_archive, warn=render.warning)
-            return Store(kraft, writes=KRaftWrites(kraft), history=archived, kind=kraft.kind)
+            from configctl.kraft.rollouts import RolloutsOnKRaft
+
+            rollouts = RolloutsOnKRaft.of(kraft)
+            return Store(
+                kraft,
+                writes=KRaftWrites(kraft),
+                history=archived,
+                rollouts=rollouts,
+                kind=kraft.kind,
+                closing=[rollouts.close],
+            )
     zookeeper = ZooKeeperStore.connect(
         chosen.connection(timeout=timeout), identity=identity, history_limit=history_limit
     )
@@ -100,7 +110,7 @@ def new_store(
     if chosen.bootstrap_server is None:
         return Store(zookeeper, history=history)
     # Running brokers' configs go through the brokers (they validate them); the rest as before.
-    from configctl.adminapi.store import BrokersThroughAdmin
+    from configctl.adminapi.store import BrokersThroughAdmin, InMemoryReads
 
     through = BrokersThroughAdmin(
         Store(zookeeper, history=history), chosen.bootstrap_server, chosen.command_config
@@ -117,6 +127,7 @@ def new_store(
     )
     return Store(
         zookeeper,
+        reads=InMemoryReads(zookeeper, through),  # a broker's loggers asked of that broker
         writes=writes,
         history=history,
         rollouts=zookeeper.rollouts_through,

@@ -84,3 +84,8 @@ class DescribeView(DescribeDocument):
             for key, value in masked(item.entity, item.config).items():
                 table.add_row(safe(key), safe(value))
             out.print(table)
+            if item.entity.type.in_broker_memory:
+                out.print(
+                    f"Broker {safe(item.entity.name)} keeps these levels in its memory only: "
+                    "a restart of the broker forgets them (its log4j configuration rules again)."
+                )

@@ -29,7 +29,6 @@ _ENTITY_OPTIONS = {
 }
 _ALTER_OPTIONS = {"--add-config", "--add-config-file", "--delete-config"}
 _NOT_ZOOKEEPER = {
-    "--bootstrap-controller": "configctl works on ZooKeeper-mode clusters through ZooKeeper: use --zookeeper HOST:PORT",
     "--zk-tls-config-file": "configctl takes --zk-tls, --zk-tls-ca, --zk-tls-cert, --zk-tls-key (or a --profile) "
     "instead of a ZooKeeper client properties file",
 }

@@ -85,14 +85,9 @@ class KRaftActiveRollout:
         self.document = document
         self.planned = list(document.planned)
         self.undo: dict[int, UndoChunk] = {c.index: c for c in document.undo}
-
-    @property
-    def record(self) -> Record:
-        return self.document.record
-
-    @property
-    def version(self) -> int:
-        return self.document.version
+        self.record: Record = document.record
+        self.version: int = document.version
+        self.owner: dict[str, Any] | None = document.owner
 
     @property
     def id(self) -> str:
@@ -113,7 +108,7 @@ class KRaftActiveRollout:
         self._append(text, changes)
 
     def take_over(self, text: str) -> None:
-        owner = self.document.owner
+        owner = self.owner
         if owner_alive(owner):
             raise Conflict(
                 f"rollout {self.id} is being run by another process right now (pid {owner.get('pid')} on "  # type: ignore[union-attr]
@@ -277,6 +272,7 @@ class KRaftActiveRollout:
             current = chain.current if chain is not None else None
             raise TakenOver(current.record if current is not None else None)
         self.document = new
+        self.record, self.version, self.owner = new.record, new.version, new.owner
 
     def _forget(self) -> None:
         chain = self.topic.chain(self.id)

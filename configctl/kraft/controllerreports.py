@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from kafka.protocol.admin import DescribeConfigsRequest
 
-from configctl.adminapi.client import _reported_configs
+from configctl.adminapi.client import reported_configs
 from configctl.adminapi.controllers import ControllerClient, Quorum
 from configctl.adminapi.errors import refusal
 from configctl.entities import Entity, EntityType
@@ -60,7 +60,7 @@ class ControllerReports:
         problem = refusal(result.error_code, result.error_message, what)
         if problem is not None:
             raise problem
-        return _reported_configs(result.configs)
+        return reported_configs(result.configs)
 
     def reported_config(self, broker_id: int, entity: Entity) -> dict[str, str]:
         self._refuse(f"ask broker {broker_id} what it holds", "--wait asks each broker")

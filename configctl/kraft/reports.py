@@ -48,6 +48,12 @@ class KRaftReports:
         if entity.type is EntityType.TOPICS:
             answer = self.admin.describe_topics([entity.name], node_id=broker_id)
             return own_layer(answer.get(entity.name, {}), OWN_SOURCE["topic"])
+        if entity.type.in_broker_memory:  # a broker's loggers: that broker alone reports them
+            if entity.name != str(broker_id):
+                raise InvalidInput(
+                    f"broker {broker_id} is not asked for broker {entity.name}'s loggers: only that broker reports them"
+                )
+            return self.admin.logger_levels(entity)
         if entity.type.kraft_only:  # groups, client-metrics: a config resource of their own
             resource = self.admin.describe_resource(entity, node_id=broker_id)
             return own_layer(resource, OWN_SOURCE[entity.type.value])

@@ -33,7 +33,7 @@ from configctl.rollout.opening import (
     unreadable_holder_text,
 )
 from configctl.rollout.record import Listed, Loaded, Planned, Record
-from configctl.store import ConfigStore
+from configctl.store import ActiveRollout, ConfigStore
 
 SETTLE_PAUSE = 0.25
 """Between two reads of a record while another process finishes an abort."""
@@ -103,7 +103,7 @@ class KRaftRollouts:
         summary: str,
         entities: tuple[str, ...] = (),
         canary: rec.CanaryPlan | None = None,
-    ) -> KRaftActiveRollout:
+    ) -> ActiveRollout:
         """A new rollout recorded before anything is written; refused (nothing written) while an
         open rollout holds one of its entities."""
         record = new_record(
@@ -139,7 +139,7 @@ class KRaftRollouts:
             raise Conflict(f"another rollout claimed its entities at the same moment: {message}")
         return active
 
-    def resume(self, loaded: Loaded) -> KRaftActiveRollout:
+    def resume(self, loaded: Loaded) -> ActiveRollout:
         """Move on the rollout as ``loaded`` read it: if it moved since, the first append loses."""
         chain = self._chain(loaded.record.id)
         base = next((d for _, d in chain.accepted if d.version == loaded.version), chain.current)

@@ -7,8 +7,9 @@ Admin API. :class:`KRaftStore` plays the store's roles (:mod:`configctl.store.ro
 - registrations: the cluster's id and brokers (DescribeCluster) and its topics (Metadata);
 - history: configctl's records in a compacted topic of the cluster (:mod:`configctl.kraft.historytopic`);
 - writes are not its own: the choice point composes it with the Admin API writes
-  (:class:`configctl.adminapi.store.ThroughBrokers`), which send every family through the brokers
-  and record each write here.
+  (:class:`configctl.kraft.writes.KRaftWrites`), which send every family through the brokers
+  and record each write here, and with the rollout records kept in the cluster
+  (:mod:`configctl.kraft.rollouts`).
 
 **Versions.** KRaft keeps no version per config and its config RPCs have no compare-and-set.
 configctl numbers an entity's writes itself, in its history: an entity is at the version of its
@@ -19,7 +20,8 @@ raced it between those two moments is found and reported (docs/kraft.md says exa
 is not guaranteed).
 
 What KRaft has no place for is declared in :attr:`capabilities` and refused in one line by the
-features that need it: change notifications, the listeners' fleet state, rollout records.
+features that need it: change notifications and the listeners' fleet state (each broker is asked
+instead: ``broker_reports``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from configctl.adminapi.connection import client_options
 from configctl.adminapi.features import ClusterMode, cluster_mode
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, KafkaUnavailable
+from configctl.handlers import brokerlogger
 from configctl.identity import default_identity
 from configctl.kraft import historytopic
 from configctl.kraft.reads import OWN_SOURCE, own_layer, read_entity
@@ -323,6 +326,8 @@ class KRaftStore:
     def _version(self, entity: Entity, config: dict[str, str]) -> int:
         """The version configctl's history gives ``config`` (the module docstring's rule)."""
         records = self._all_records().get(entity.path)
+        if entity.type.in_broker_memory:  # loggers the broker makes as it runs are no write
+            return brokerlogger.history_version(records or [], config)
         if not records:
             return 0 if config else ABSENT
         newest = max(records, key=lambda r: (r.version, r.time_ms))
@@ -395,8 +400,11 @@ class KRaftStore:
 
     @property
     def rollouts(self) -> Rollouts:
+        """Rollout records live in the rollout topic (:mod:`configctl.kraft.rollouts`), whose writes go
+        through the composed store's writes: the choice point gives them to it, not this store."""
         raise Unsupported(
-            "canaries and waves need rollout records, which the KRaft store does not keep yet; nothing was written"
+            "rollout records on KRaft are kept by the store the command composed (the rollout topic); "
+            "nothing was written"
         )
 
 

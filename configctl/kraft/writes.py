@@ -23,6 +23,7 @@ from configctl.adminapi import families
 from configctl.adminapi.client import refuse_unsendable
 from configctl.entities import Entity, EntityType
 from configctl.errors import ConfigctlError, Conflict, KafkaAnswerLost, PartiallyWritten
+from configctl.handlers import brokerlogger
 from configctl.kraft.store import KRaftStore
 from configctl.retrying import Backoff
 from configctl.store import (
@@ -158,9 +159,11 @@ def _holds(after: Stored, change: Change) -> bool:
     """Whether the cluster holds what ``change`` asked: the same keys, each value as asked (a
     quota as a number, :func:`configctl.agreement.quotas`; a secret or a SCRAM credential only
     as set, since the cluster never hands it back)."""
+    entity = change.entity
+    if entity.type.in_broker_memory:  # every logger the broker has moves with what it inherits
+        return brokerlogger.levels_taken(change.config, change.previous, after.config)
     if set(after.config) != set(change.config):
         return False
-    entity = change.entity
     shown = {
         k: v
         for k, v in change.config.items()

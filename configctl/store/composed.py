@@ -17,6 +17,7 @@ from configctl.entities import Entity, EntityType
 from configctl.store.capabilities import Capabilities
 from configctl.store.roles import (
     BrokerReports,
+    ConfigReads,
     ConfigStore,
     ConfigWrites,
     FleetWatch,
@@ -46,6 +47,7 @@ class Store:
         self,
         base: ConfigStore,
         *,
+        reads: ConfigReads | None = None,
         writes: ConfigWrites | None = None,
         history: History | None = None,
         rollouts: Callable[[ConfigStore], Rollouts] | None = None,
@@ -53,6 +55,7 @@ class Store:
         closing: Sequence[Callable[[], None]] = (),
     ) -> None:
         self.base = base
+        self.reads: ConfigReads = reads if reads is not None else base
         self.writes: ConfigWrites = writes if writes is not None else base
         self.recorded: History = history if history is not None else base
         self._rollouts = rollouts
@@ -101,25 +104,25 @@ class Store:
     # -- ConfigReads -------------------------------------------------------------------------------
 
     def read(self, entity: Entity, *, strict: bool = True) -> Stored:
-        return self.base.read(entity, strict=strict)
+        return self.reads.read(entity, strict=strict)
 
     def read_many(self, entities: Iterable[Entity], *, strict: bool = True) -> list[Stored]:
-        return self.base.read_many(entities, strict=strict)
+        return self.reads.read_many(entities, strict=strict)
 
     def read_type(self, entity_type: EntityType, *, strict: bool = True) -> list[Stored]:
-        return self.base.read_type(entity_type, strict=strict)
+        return self.reads.read_type(entity_type, strict=strict)
 
     def read_all(self, *, strict: bool = True) -> list[Stored]:
-        return self.base.read_all(strict=strict)
+        return self.reads.read_all(strict=strict)
 
     def entities(self, entity_type: EntityType) -> list[Entity]:
-        return self.base.entities(entity_type)
+        return self.reads.entities(entity_type)
 
     def entity_names(self, entity_type: EntityType, *, user: str | None = None) -> list[str]:
-        return self.base.entity_names(entity_type, user=user)
+        return self.reads.entity_names(entity_type, user=user)
 
     def last_written(self, entity: Entity) -> Stored | None:
-        return self.base.last_written(entity)
+        return self.reads.last_written(entity)
 
     # -- Registrations -----------------------------------------------------------------------------
 

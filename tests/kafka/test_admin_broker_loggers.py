@@ -184,14 +184,6 @@ def test_a_scram_write_asks_for_the_controller_once_per_client(kafka_one, unique
         assert admin.scram_credentials(user) == {}
 
 
-PENDING_READS = (
-    "the CLI's ZooKeeper-mode store still reads a broker's loggers from ZooKeeper: cli/context.py must "
-    "compose adminapi.store.InMemoryReads as the reads role (store/composed.py: a reads= slot); "
-    "the report of this change gives the exact diff. Without it the write is refused, nothing written."
-)
-
-
-@pytest.mark.xfail(strict=True, reason=PENDING_READS)
 def test_the_command_line_through_the_brokers_of_a_zookeeper_mode_cluster(kafka_one):
     """``describe``/``alter``/``history --broker-logger 1 --bootstrap-server``, as an operator types them."""
     via = ("--bootstrap-server", kafka_one.bootstrap)

@@ -19,11 +19,6 @@ from configctl.entities import Entity, EntityType
 
 LOGGER = "kafka.server.KafkaApis"
 """A logger every Kafka 4.4 broker has, with no level of its own in the harness's configuration."""
-PENDING_WRITES = (
-    "KRaftWrites reads a write back as the whole config it asked: a deleted logger's level (the "
-    "logger stays, inheriting) or a root level (every inheriting logger moves) reads as another "
-    "writer's; kraft/writes.py's _holds must ask brokerlogger.levels_taken (the report gives the diff)"
-)
 
 
 def cli(bootstrap: str, *args: str):
@@ -128,7 +123,6 @@ def test_a_broker_the_cluster_does_not_list_is_refused_in_one_line(kraft_combine
     assert "broker 7 is not running" in line and "live in its memory only" in line
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING_WRITES)
 def test_a_deleted_level_inherits_again_and_a_root_level_moves_every_logger_that_inherits(kraft_combined):
     bootstrap = kraft_combined.bootstrap
     assert cli(bootstrap, "alter", "--broker-logger", "1", "--add-config", f"{LOGGER}=DEBUG").returncode == 0

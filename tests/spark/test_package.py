@@ -50,7 +50,16 @@ def test_the_zip_holds_code_and_schemas_and_works_alone(tmp_path: Path) -> None:
     schemas = sorted(n for n in names if n.startswith("configctl/_schemas/"))
     assert schemas == [
         f"configctl/_schemas/{t}.json"
-        for t in ("brokers", "client-metrics", "clients", "groups", "ips", "topics", "users")
+        for t in (
+            "broker-loggers",
+            "brokers",
+            "client-metrics",
+            "clients",
+            "groups",
+            "ips",
+            "topics",
+            "users",
+        )
     ]
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
 

@@ -250,18 +250,6 @@ def test_every_setting_has_a_variable_and_every_option_a_profile_key() -> None:
         ),
         ("--alter", ["alter", "--alter"], "alter", "`configctl alter` already says what to do: drop --alter"),
         ("--alter", ["history", "--alter"], "history", "try `configctl alter ...`"),
-        (
-            "--bootstrap-controller",
-            ["--bootstrap-controller", "b:9093"],
-            None,
-            "--bootstrap-controller is not supported",
-        ),
-        (
-            "--x",
-            ["describe", "--bootstrap-controller=b:9093", "--x"],
-            "describe",
-            "use --zookeeper HOST:PORT",
-        ),
         ("--zk-tls-config-file", ["--zk-tls-config-file", "f"], None, "--zk-tls, --zk-tls-ca"),
     ],
 )
@@ -289,9 +277,8 @@ def test_hints_never_echo_the_command_line() -> None:
         (["--describe", "--entity-type", "topics"], "configctl describe"),
         (
             ["--bootstrap-controller", "localhost:9093", "--describe", "--entity-type", "topics"],
-            "--zookeeper",
+            "try `configctl describe ...`",
         ),
-        (["describe", "--bootstrap-controller", "localhost:9093", "--topic", "t"], "not supported"),
     ],
 )
 def test_habits_through_the_cli(args: list[str], expected: str) -> None:
