@@ -6,8 +6,8 @@ or a script would. A KRaft cluster has no watches, so the console asks again eve
 open ``/events`` stream within one poll. ``/api/status`` is ``configctl status -o json``; the Fleet
 page shows every node as the cluster reports it (brokers registered, fenced or no longer
 registered; the controller quorum); an entity's verdicts are what each broker answers when asked
-itself, never "applied" for a broker that did not answer. What the console cannot do on the
-cluster is refused in one line.
+itself, never "applied" for a broker that did not answer. A soaking canary (its record in the
+cluster) is followed on the Rollouts page and aborted through the console.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from helpers import child_env, free_port, run_cli, wait_for
 from configctl.console.polling import POLL_INTERVAL
 from configctl.console.views import entity_url
 from configctl.entities import Entity, EntityType
-from configctl.kraft.store import CAPABILITIES
 from configctl.localkraft import KRaftCluster
 
 TOKEN = "s3cret-token-for-the-console-0123"
@@ -212,29 +211,8 @@ def test_the_fleet_page_is_every_node_as_the_cluster_reports_it(kraft_cluster, c
     assert shown[100][1] == "controller" and shown[100][8] == "leader" and shown[100][4] == "not asked"
     assert "metadata.version <strong>4.4" in page and "Kafka 4.4" in page
     assert "ZooKeeper" not in page  # nothing on this page is ZooKeeper's
-    if CAPABILITIES.rollout_records:  # the KRaft store keeps rollout records: the page lists them
-        assert console.json("/api/rollouts") == json.loads(cli(kraft, "rollout", "list", "-o", "json").stdout)
-    else:  # hidden, and refused in one line naming why
-        assert 'href="/rollouts"' not in page
-        for path in ("/rollouts", "/api/rollouts"):
-            status, body = console.get(path)
-            assert status == 404 and b"keeps no rollout records" in body, (path, status, body[:300])
-        assert json.loads(console.get("/api/rollouts")[1])["error"].count("\n") == 0
-
-
-@pytest.mark.skipif(
-    CAPABILITIES.rollout_records, reason="the KRaft store keeps rollout records: aborts exist"
-)
-def test_allow_actions_without_rollout_records_is_refused_in_one_line(kraft_combined, tmp_path):
-    token = tmp_path / "token"
-    token.write_text(TOKEN)
-    done = cli(
-        kraft_combined, "serve", "--bind", "127.0.0.1:0", "--allow-actions", "--token-file", str(token)
-    )
-    assert done.returncode == 1, done.stderr
-    assert (
-        done.stderr.count("\n") == 1 and "rollout records" in done.stderr and "Traceback" not in done.stderr
-    )
+    assert 'href="/rollouts"' in page  # the KRaft store keeps rollout records (its rollout topic)
+    assert console.json("/api/rollouts") == json.loads(cli(kraft, "rollout", "list", "-o", "json").stdout)
 
 
 def test_writes_by_configctl_and_by_kafkas_tool_reach_the_pages_within_a_poll(
@@ -335,7 +313,6 @@ def post(console: Console, path: str, body: object, headers: dict[str, str]) -> 
         connection.close()
 
 
-@pytest.mark.skipif(not CAPABILITIES.rollout_records, reason="the KRaft store keeps no rollout records")
 def test_a_soaking_canary_is_followed_and_aborted_through_the_console(kraft_cluster, consoles):
     kraft = kraft_cluster
     consoles.append(console := start(kraft, "--allow-actions", env={"CONFIGCTL_SERVE_TOKEN": TOKEN}))
