@@ -206,3 +206,24 @@ def wait_for_soak(kraft, before: list[dict]) -> dict:
             return new[0]
         time.sleep(0.3)
     raise AssertionError("the canary never reached its soak")
+
+
+def test_a_failing_wave_is_reverted_with_revert_on_failure(kraft_cluster, unique, tmp_path):
+    kraft = kraft_cluster
+    first, second = unique("revert-a"), unique("revert-b")
+    kraft.create_topics(first, second)
+    desired = tmp_path / "desired.yaml"
+    desired.write_text(
+        f"topics:\n  {first}: {{retention.ms: '3600000'}}\n  {second}: {{retention.ms: '7200000'}}\n"
+    )
+    before = rollouts(kraft)
+    done = cli(
+        kraft, "apply", "-f", str(desired), "--yes", "--waves", "2", "--wait", "30",
+        "--check", "test \"$CONFIGCTL_WAVE\" = 1", "--revert-on-failure",
+    )  # fmt: skip
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "the check exited 1" in done.stdout + done.stderr
+    record = only_new(kraft, before)
+    assert record["state"] == "aborted", record
+    for topic in (first, second):  # wave 1 went out and came back; wave 2 went out, failed, came back
+        assert "retention.ms=" not in described(kraft, "--entity-type", "topics", "--entity-name", topic)
