@@ -124,6 +124,20 @@ class PartiallyWritten(ConfigctlError):
         self.unknown = list(unknown)
 
 
+def unrecorded(display: str, path: str, cause: ConfigctlError) -> PartiallyWritten:
+    """A write the cluster took whose history record could not be written: exit 8, saying so.
+
+    The config is in the cluster (a broker took it through its Admin API, which shares no
+    transaction with configctl's history), only its record is missing: "nothing was written"
+    would be false, and history will show the write as made outside configctl.
+    """
+    return PartiallyWritten(
+        f"{display}: written to the cluster, but its history record was not ({cause.message}); "
+        "history will show it as written outside configctl",
+        committed=[path],
+    )
+
+
 class KafkaAnswerLost(PartiallyWritten):
     """An Admin API write reached a broker and its answer never came (a timeout, a connection cut,
     Ctrl-C): the broker may have written it, or may yet. Not "nothing written" (exit 3): its

@@ -43,7 +43,7 @@ from configctl.adminapi import families
 from configctl.adminapi.client import KafkaAdmin, refuse_unsendable
 from configctl.adminapi.connection import bootstrap_servers
 from configctl.entities import Entity, EntityType
-from configctl.errors import InvalidInput, KafkaAnswerLost
+from configctl.errors import ConfigctlError, InvalidInput, KafkaAnswerLost, unrecorded
 from configctl.handlers import brokerlogger
 from configctl.store import (
     ABSENT,
@@ -212,7 +212,7 @@ class BrokersThroughAdmin:
             return self._recorded_in_memory(change, current, reason)
         after = self.inner.read(entity, strict=False)
         recorded = Change(entity, after.config, current.version, previous=current.config)
-        self.inner.record_history(recorded, after.version, reason=reason)
+        self._record(recorded, after.version, reason)
         return Committed(entity, after.version, self._notification_of(entity.path, before))
 
     def _recorded_in_memory(self, change: Change, before: Stored, reason: str) -> Committed:
@@ -221,7 +221,7 @@ class BrokersThroughAdmin:
         after = self.read_in_memory(change.entity)
         version = version_after(before.version)
         recorded = Change(change.entity, after.config, before.version, previous=before.config)
-        self.inner.record_history(recorded, version, reason=reason)
+        self._record(recorded, version, reason)
         return Committed(change.entity, version, None)
 
     def _landed_through_broker(self, change: Change) -> bool:
@@ -254,8 +254,15 @@ class BrokersThroughAdmin:
         elif agreement.quotas(entity.path, asked, {k: after.config[k] for k in asked}):
             return False
         recorded = Change(entity, after.config, before.version, previous=before.config)
-        self.inner.record_history(recorded, after.version, reason=reason)
+        self._record(recorded, after.version, reason)
         return True
+
+    def _record(self, recorded: Change, version: int, reason: str) -> None:
+        """Record a write a broker took; a record that cannot be written is said as such (exit 8)."""
+        try:
+            self.inner.record_history(recorded, version, reason=reason)
+        except ConfigctlError as exc:
+            raise unrecorded(recorded.entity.display, recorded.entity.path, exc) from None
 
     def _notification_of(self, entity_path: str, before: int | None) -> int | None:
         """The number of the change notification the broker wrote for ``entity_path`` after ``before``."""

@@ -22,7 +22,7 @@ from configctl import agreement, catalogue, secrets
 from configctl.adminapi import families
 from configctl.adminapi.client import refuse_unsendable
 from configctl.entities import Entity, EntityType
-from configctl.errors import ConfigctlError, Conflict, KafkaAnswerLost, PartiallyWritten
+from configctl.errors import ConfigctlError, Conflict, KafkaAnswerLost, unrecorded
 from configctl.handlers import brokerlogger
 from configctl.kraft.store import KRaftStore
 from configctl.retrying import Backoff
@@ -146,11 +146,7 @@ class KRaftWrites:
         try:
             self.store.record_history(recorded, version, reason=reason)
         except ConfigctlError as exc:
-            raise PartiallyWritten(
-                f"{change.entity.display}: written to the cluster, but its history record was not "
-                f"({exc.message}); history will show it as written outside configctl",
-                committed=[change.entity.path],
-            ) from None
+            raise unrecorded(change.entity.display, change.entity.path, exc) from None
         self.store.note_written(Stored(change.entity, after.config, version))
         return version
 

@@ -337,3 +337,32 @@ def test_an_ipv6_entity_through_the_broker_is_kafka_3_9_s_refusal_and_nothing_is
     assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1, refused.stderr
     assert "the broker refused" in refused.stderr and "not a valid IP" in refused.stderr
     assert describe_stored(kafka_one, "--ip", ip) == {}
+
+
+def test_a_broker_write_whose_history_record_cannot_be_written_says_so_exit_8(kafka_one, unique):
+    """The broker took the write (its own transaction), then configctl's history record was
+    refused (here: the entity's history directory made read-only for everyone): exit 8, naming
+    the write as done, never "nothing was written"; the config is what Kafka's tool reads."""
+    from kazoo.client import KazooClient
+    from kazoo.security import make_acl
+
+    from configctl.znodes import HistoryZNodes
+
+    topic = unique("unrecorded")
+    kafka_one.create_topics(topic)
+    directory = HistoryZNodes.directory(Entity.of("topics", topic))
+    client = KazooClient(hosts=kafka_one.connect)
+    client.start(timeout=15)
+    try:
+        if client.exists(directory):
+            client.set_acls(directory, [make_acl("world", "anyone", read=True, admin=True)])
+        else:
+            client.ensure_path(directory.rsplit("/", 1)[0])
+            client.create(directory, b"", acl=[make_acl("world", "anyone", read=True, admin=True)])
+        done = via_broker(kafka_one, "alter", "--topic", topic, "--add-config", "retention.ms=7200000")
+        assert done.returncode == 8, done.stdout + done.stderr
+        assert "written to the cluster, but its history record was not" in done.stderr, done.stderr
+        assert describe_stored(kafka_one, "--topic", topic) == {"retention.ms": "7200000"}
+    finally:
+        client.set_acls(directory, [make_acl("world", "anyone", all=True)])
+        client.stop()
