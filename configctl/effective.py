@@ -232,8 +232,9 @@ def reported_effective(store: ConfigStore, broker_id: int, entity: Entity) -> Ef
     asked itself: every key with its value, source and synonyms, nothing computed (``reported``)."""
     if entity.type not in (EntityType.BROKERS, EntityType.TOPICS):
         raise InvalidInput(
-            f"describe --effective of {entity.path} on KRaft: the Admin API reports what is stored for a "
-            "quota or IP entity, not what a broker resolves, and no listener computes it; use describe"
+            f"describe --effective of {entity.path} on KRaft: a broker reports its own and its topics' "
+            f"configs when asked, but only what is stored for {entity.type.value} (no broker resolves "
+            "it, and no listener computes it); use describe"
         )
     reports = broker_reports(store, what="describe --effective")
     reported = reports.reported_keys(broker_id, entity)

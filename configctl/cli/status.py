@@ -27,7 +27,7 @@ from configctl import fleet
 from configctl.cli.context import open_store
 from configctl.cli.options import global_options
 from configctl.cli.render import note, safe, show
-from configctl.documents.status import ReportedStatus, StatusDocument, reported_status
+from configctl.documents.status import ReportedStatus, StatusDocument, status_of
 from configctl.errors import NotFound
 from configctl.migration import MetadataOwner
 
@@ -209,21 +209,17 @@ def status(broker_id: int | None) -> None:
       configctl status -o json
     """
     with open_store() as store:
-        if store.capabilities.broker_reports and not store.capabilities.fleet_state:
-            reported = reported_status(store, broker_id)
-        else:
-            reported = None
-            found = fleet.status(store)
-    if reported is not None:
-        if broker_id is not None and reported.broker(broker_id) is None:
+        document = status_of(store, broker_id)  # the one place that chooses, by the store's capabilities
+    if isinstance(document, ReportedStatus):
+        if broker_id is not None and document.broker(broker_id) is None:
             raise NotFound(f"broker {broker_id} is not registered in this KRaft cluster")
-        show(ReportedView(reported.cluster, reported.answers, reported.metadata, broker_id))
+        show(ReportedView(document.cluster, document.answers, document.metadata, broker_id))
         return
-    if broker_id is not None and found.broker(broker_id) is None:
+    if broker_id is not None and document.status.broker(broker_id) is None:
         raise NotFound(
             f"broker {broker_id} is not known (no listener state, fleet record or Kafka registration)"
         )
-    show(StatusView(found, broker_id))
+    show(StatusView(document.status, broker_id))
 
 
 @click.command()
