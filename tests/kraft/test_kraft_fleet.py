@@ -4,8 +4,8 @@ No configctl listener runs on KRaft: the truth is what each broker reports when 
 A write's ``--wait`` asks every registered broker until each reports the written value; a broker
 that is stopped does not answer and the wait says so (exit 10, ``unreachable``); ``status`` shows
 the brokers, the controller quorum and what each broker answers; ``describe --effective --broker
-2`` is what broker 2 reports, compared with Kafka 4's own kafka-configs.sh. What KRaft still
-cannot do (canaries and waves: no rollout records) stays refused in one line.
+2`` is what broker 2 reports, compared with Kafka 4's own kafka-configs.sh. A canary on a combined
+node is judged by that node (tests/kraft/test_kraft_rollouts.py has the rest of rollouts on KRaft).
 """
 
 from __future__ import annotations
