@@ -1,15 +1,16 @@
 """Random sequences of configctl commands on a real Kafka 4.4 KRaft cluster, checked step by step
 against what the cluster reports and what configctl's history holds.
 
-Each example is a short sequence of commands, typed as an operator types them (``configctl
---bootstrap-server ...``): ``alter --add-config`` / ``--delete-config`` (sometimes ``--wait``) on
-two topics, one broker, the cluster-wide broker default, a user, a client, a user+client, the
-user, client and user+client-default quotas, an IP and the IP default, a SCRAM credential of the
-user; ``--if-version`` with the entity's version or a stale one; ``rollback --to`` a version this
-run recorded, or one never recorded; a value Kafka's rules refuse. After every step:
+Each example is a short sequence of commands typed as an operator types them: ``alter
+--add-config`` (sometimes with ``--wait`` or ``--dry-run``) and ``--delete-config`` on two topics,
+one broker, the broker default, a user, a client, a user+client, the user, client and
+user+client-default quotas, an IP, the IP default and the user's SCRAM credentials;
+``--if-version`` with the entity's version or a stale one; ``rollback --to`` a version this run
+recorded, or one never recorded; a value the rules refuse. After every step:
 
 - the exit status is the one the step calls for (0; 1 for bad input, nothing written; 5 for a
-  stale ``--if-version``; 6 for a version never recorded), a failure in one line;
+  stale ``--if-version``; 6 for a version never recorded), a failure in one line; ``--dry-run``
+  writes nothing;
 - every entity reads, in the cluster's own answer, as the commands so far asked: kafka-python's
   DescribeConfigs (the topic's, the broker's and the default's dynamic layers), DescribeClientQuotas
   and DescribeUserScramCredentials, not configctl's reads. A write that changed something is
@@ -49,8 +50,9 @@ from kafka.structs import TopicPartition
 from configctl.entities import Entity
 from configctl.kraft.historytopic import TOPIC as HISTORY_TOPIC
 from configctl.kraft.store import KRaftStore
+from configctl.secrets import MASK
+from configctl.store import version_after
 
-MASK = "******"
 SCRAM = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 # Keys each kind of entity takes, with values Kafka 4.4 accepts and reports exactly as written.
@@ -88,23 +90,24 @@ SCRAM_KEYS = {mechanism: ["4096", "8192"] for mechanism in SCRAM}  # iterations;
 IP_KEYS = {"connection_creation_rate": ["5", "25"]}
 IP_DEFAULT_KEYS = {"connection_creation_rate": ["100000", "200000"]}
 
-# Each entity of a run: its keys, and a value the rules refuse (exit 1, nothing written).
-SLOTS: dict[str, tuple[dict[str, list[str]], str]] = {
-    "topic-a": (TOPIC_KEYS, "retention.ms=soon"),
-    "topic-b": (TOPIC_KEYS, "cleanup.policy=sometimes"),
-    "broker": (BROKER_KEYS, "log.roll.ms=soon"),
-    "broker-default": (BROKER_KEYS, "log.message.timestamp.type=Whenever"),
-    "user": ({**NAMED_QUOTAS, **SCRAM_KEYS}, "SCRAM-SHA-512=[iterations=10,password=x]"),
-    "client": (NAMED_QUOTAS, "consumer_byte_rate=fast"),
-    "user-client": (NAMED_QUOTAS, "request_percentage=lots"),
-    "user-default": (DEFAULT_QUOTAS, "producer_byte_rate=-5"),
-    "client-default": (DEFAULT_QUOTAS, "no_such_quota=1"),
-    "user-client-default": (NAMED_QUOTAS, "consumer_byte_rate=fast"),
-    "ip": (IP_KEYS, "connection_creation_rate=fast"),
-    "ip-default": (IP_DEFAULT_KEYS, "consumer_byte_rate=1"),
+# Each entity of a run: its path, its keys, and a value the rules refuse (exit 1, nothing written).
+SLOTS: dict[str, tuple[str, dict[str, list[str]], str]] = {
+    "topic-a": ("topics/{a}", TOPIC_KEYS, "retention.ms=soon"),
+    "topic-b": ("topics/{b}", TOPIC_KEYS, "cleanup.policy=sometimes"),
+    "broker": ("brokers/{broker}", BROKER_KEYS, "log.roll.ms=soon"),
+    "broker-default": ("brokers/<default>", BROKER_KEYS, "log.message.timestamp.type=Whenever"),
+    "user": ("users/{user}", {**NAMED_QUOTAS, **SCRAM_KEYS}, "SCRAM-SHA-512=[iterations=10,password=x]"),
+    "client": ("clients/{client}", NAMED_QUOTAS, "consumer_byte_rate=fast"),
+    "user-client": ("users/{user}/clients/{client}", NAMED_QUOTAS, "request_percentage=lots"),
+    "user-default": ("users/<default>", DEFAULT_QUOTAS, "producer_byte_rate=fast"),
+    "client-default": ("clients/<default>", DEFAULT_QUOTAS, "no_such_quota=1"),
+    "user-client-default": ("users/{user}/clients/<default>", NAMED_QUOTAS, "consumer_byte_rate=fast"),
+    "ip": ("ips/{ip}", IP_KEYS, "connection_creation_rate=fast"),
+    "ip-default": ("ips/<default>", IP_DEFAULT_KEYS, "consumer_byte_rate=1"),
 }
+FLAGS = {"topics": "--topic", "brokers": "--broker", "users": "--user", "clients": "--client", "ips": "--ip"}
+# Entities other tests of the session use too: read as they are, and put back afterwards.
 SHARED = ("broker", "broker-default", "user-default", "client-default", "ip-default")
-"""Entities other tests of the session use too: read as they are, and put back afterwards."""
 
 
 # -- the steps ---------------------------------------------------------------------------------
@@ -113,7 +116,7 @@ SHARED = ("broker", "broker-default", "user-default", "client-default", "ip-defa
 @st.composite
 def step(draw: st.DrawFn) -> tuple[Any, ...]:
     slot = draw(st.sampled_from(sorted(SLOTS)))
-    keys = SLOTS[slot][0]
+    keys = SLOTS[slot][1]
     kind = draw(st.sampled_from(["set", "set", "set", "delete", "delete", "if-version", "rollback", "bad"]))
     if kind == "bad":
         return ("bad", slot)
@@ -125,7 +128,7 @@ def step(draw: st.DrawFn) -> tuple[Any, ...]:
     pairs = tuple((name, draw(st.sampled_from(keys[name]))) for name in names)
     if kind == "if-version":
         return ("if-version", slot, pairs, draw(st.sampled_from([0, 0, -1, 1])))
-    return ("set", slot, pairs, draw(st.booleans()))  # True: --wait
+    return ("set", slot, pairs, draw(st.sampled_from(["", "", "--wait", "--dry-run"])))
 
 
 # -- the cluster's own answer (kafka-python, not configctl's reads) ------------------------------
@@ -150,13 +153,12 @@ class Sandbox:
     paths: dict[str, str]
     selectors: dict[str, tuple[str, ...]]
     broker_id: int
-    ip: str
     initial: dict[str, dict[str, str]]
     config: dict[str, dict[str, str]]
     version: dict[str, int]
     recorded: dict[str, dict[int, tuple[dict[str, str], str]]] = field(default_factory=dict)
     """Each entity's history records this run wrote: version -> (config, reason)."""
-    start_version: dict[str, int] = field(default_factory=dict)
+    start_version: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOTS, -1))
     start_ms: int = 0
     admin: KafkaAdminClient | None = None
     consumer: KafkaConsumer | None = None
@@ -186,33 +188,13 @@ class Sandbox:
                 if synonym["source"] in layer:
                     found[layer[synonym["source"]]][synonym["name"]] = synonym["value"]
         by_path = {path: slot for slot, path in self.paths.items()}
-        for path, values in self._quotas().items():
+        for path, values in reported_quotas(self.admin).items():
             if path in by_path:
                 found[by_path[path]] = dict(values)
         user = self.name("user")
         answer = self.admin.describe_user_scram_credentials([user])[user]
         for info in answer["credential_infos"]:
             found["user"][info["mechanism"].name.replace("_", "-")] = info["iterations"]
-        return found
-
-    def _quotas(self) -> dict[str, dict[str, float]]:
-        """Every quota and IP entity the cluster stores, by configctl's path for it."""
-        assert self.admin is not None
-        manager = self.admin._manager  # kafka-python has no public DescribeClientQuotas
-        response = manager.run(manager.send, DescribeClientQuotasRequest(components=[], strict=False))
-        assert response.error_code == 0, response.error_message
-        found = {}
-        for entry in response.entries:
-            parts = {p.entity_type: p.entity_name or "<default>" for p in entry.entity}
-            if "ip" in parts:
-                path = f"ips/{parts['ip']}"
-            elif "user" in parts:
-                path = f"users/{parts['user']}" + (
-                    f"/clients/{parts['client-id']}" if "client-id" in parts else ""
-                )
-            else:
-                path = f"clients/{parts['client-id']}"
-            found[path] = {v.key: v.value for v in entry.values}
         return found
 
     def expected(self) -> dict[str, dict[str, Any]]:
@@ -243,24 +225,34 @@ class Sandbox:
         return records
 
 
-def history_end(kraft: KRaftFleet) -> tuple[KafkaConsumer, int]:
-    consumer = KafkaConsumer(
-        bootstrap_servers=kraft.bootstrap.split(","), group_id=None, enable_auto_commit=False
-    )
-    if HISTORY_TOPIC not in consumer.topics():
-        return consumer, 0
-    partition = TopicPartition(HISTORY_TOPIC, 0)
-    return consumer, consumer.end_offsets([partition])[partition]
+def reported_quotas(admin: KafkaAdminClient) -> dict[str, dict[str, float]]:
+    """Every quota and IP entity the cluster stores, by configctl's path for it."""
+    manager = admin._manager  # kafka-python has no public DescribeClientQuotas
+    response = manager.run(manager.send, DescribeClientQuotasRequest(components=[], strict=False))
+    assert response.error_code == 0, response.error_message
+    found = {}
+    for entry in response.entries:
+        parts = {p.entity_type: p.entity_name or "<default>" for p in entry.entity}
+        if "ip" in parts:
+            path = f"ips/{parts['ip']}"
+        elif "user" in parts:
+            path = f"users/{parts['user']}" + (
+                f"/clients/{parts['client-id']}" if "client-id" in parts else ""
+            )
+        else:
+            path = f"clients/{parts['client-id']}"
+        found[path] = {v.key: v.value for v in entry.values}
+    return found
 
 
-def cli(sandbox: Sandbox, *args: str):
+def cli(at: Sandbox | KRaftFleet, *args: str):
     """``configctl --bootstrap-server <the cluster> ARGS``, as an operator types it."""
-    return run_cli("--bootstrap-server", sandbox.kraft.bootstrap, *args)
+    return run_cli("--bootstrap-server", (at.kraft if isinstance(at, Sandbox) else at).bootstrap, *args)
 
 
 def configctl_reads(sandbox: Sandbox, slots: tuple[str, ...]) -> dict[str, tuple[dict[str, str], int]]:
-    """configctl's config and version of entities when the run starts (the version is configctl's
-    own count on KRaft: nothing else can say it; the config is then held to the cluster's answer)."""
+    """configctl's config and version of entities (the version is configctl's own count on KRaft:
+    nothing else can say it; the config is held to the cluster's answer)."""
     with KRaftStore(sandbox.kraft.bootstrap, timeout=30) as store:
         read = store.read_many([Entity.from_path(sandbox.paths[slot]) for slot in slots], strict=False)
     return {slot: (stored.config, stored.version) for slot, stored in zip(slots, read, strict=True)}
@@ -274,8 +266,9 @@ def masked(config: dict[str, str]) -> dict[str, str]:
     return {key: MASK if key in SCRAM else value for key, value in config.items()}
 
 
-def version_after(version: int) -> int:
-    return 0 if version < 0 else version + 1
+def typed(key: str, value: str) -> str:
+    """``key=value`` as --add-config takes it (a list value in brackets)."""
+    return f"{key}=[{value}]" if "," in value else f"{key}={value}"
 
 
 @dataclass
@@ -287,6 +280,7 @@ class Expected:
     after: dict[str, str] | None = None
     reason: str = ""
     wait: bool = False
+    skip: bool = False
 
 
 def plan(sandbox: Sandbox, action: tuple[Any, ...]) -> Expected:
@@ -296,7 +290,7 @@ def plan(sandbox: Sandbox, action: tuple[Any, ...]) -> Expected:
     before, version = sandbox.config[slot], sandbox.version[slot]
     reason = f"property step {sandbox.steps}"
     if kind == "bad":
-        return Expected(["alter", *selector, "--add-config", SLOTS[slot][1]], exit=1)
+        return Expected(["alter", *selector, "--add-config", SLOTS[slot][2]], exit=1)
     if kind == "delete":
         key = action[2]
         args = ["alter", *selector, "--delete-config", key, "--reason", reason]
@@ -311,19 +305,22 @@ def plan(sandbox: Sandbox, action: tuple[Any, ...]) -> Expected:
         target, _ = sandbox.recorded[slot][to]
         args = ["rollback", *selector, "--to", str(to), "--yes", "--reason", reason]
         if any(key in SCRAM for key in target):  # history holds a credential masked: it cannot be restored
-            return Expected(args, exit=1)
+            others = {k for k in {*target, *before} if k not in SCRAM and target.get(k) != before.get(k)}
+            # with other keys to restore, the refusal half-writes them (pinned by the strict xfail
+            # test_a_refused_rollback_of_a_user_writes_nothing): not a step this run can judge
+            return Expected(args, exit=1, skip=bool(others))
         reason = f"rollback to {to}: {reason}"
         return Expected(args, after=dict(target) if target != before else None, reason=reason)
     pairs: tuple[tuple[str, str], ...] = action[2]
-    typed, asked = [], {}
+    typed_pairs, asked = [], {}
     for key, value in pairs:
         if key in SCRAM:
-            typed.append(f"{key}=[iterations={value},password={unique_name('pw')}]")
+            typed_pairs.append(f"{key}=[iterations={value},password={unique_name('pw')}]")
             asked[key] = f"iterations={value}"
         else:
-            typed.append(f"{key}=[{value}]" if "," in value else f"{key}={value}")
+            typed_pairs.append(typed(key, value))
             asked[key] = value
-    args = ["alter", *selector, "--add-config", ",".join(typed), "--reason", reason]
+    args = ["alter", *selector, "--add-config", ",".join(typed_pairs), "--reason", reason]
     after = {**before, **asked}
     changes = after != before or any(key in SCRAM for key in asked)  # a new password is a write
     expected = Expected(args, after=after if changes else None, reason=reason)
@@ -331,9 +328,12 @@ def plan(sandbox: Sandbox, action: tuple[Any, ...]) -> Expected:
         args += ["--if-version", str(version + action[3])]
         if action[3] != 0:
             return Expected(args, exit=5)
-    elif action[3]:
+    elif action[3] == "--wait":
         args += ["--wait", "30"]
         expected.wait = True
+    elif action[3] == "--dry-run":  # the brokers judge it (validateOnly); nothing written
+        args.append("--dry-run")
+        return Expected(args)
     return expected
 
 
@@ -341,6 +341,8 @@ def run_step(sandbox: Sandbox, action: tuple[Any, ...], done_so_far: list[tuple[
     sandbox.steps += 1
     slot = action[1]
     expected = plan(sandbox, action)
+    if expected.skip:
+        return
     where = f"step {action} after {done_so_far}"
     done = cli(sandbox, *expected.args, "-o", "json")
     assert done.returncode == expected.exit, f"{where}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -352,6 +354,9 @@ def run_step(sandbox: Sandbox, action: tuple[Any, ...], done_so_far: list[tuple[
         sandbox.version[slot] = version_after(version)
         document = json.loads(done.stdout)
         assert (document["changed"], document["version"]) == (True, sandbox.version[slot]), where
+    if "--dry-run" in expected.args:
+        document = json.loads(done.stdout)
+        assert (document["dry_run"], document["version"]) == (True, None), where
     if expected.wait:
         rollout = json.loads(done.stdout)["rollout"]["brokers"]
         assert {b["broker_id"]: b["status"] for b in rollout} == dict.fromkeys(
@@ -401,8 +406,6 @@ def check_history_command(sandbox: Sandbox, slot: str) -> None:
         if not e.get("written_outside_configctl") and e["version"] in ours
     }
     assert listed == ours, f"history of {slot}: {entries}"
-    if any(key in SCRAM for key in sandbox.config[slot]):
-        return  # test_history_of_a_user_with_a_scram_credential_lists_no_outside_write (xfail) pins this
     start = sandbox.start_version[slot]
     outside = [
         e
@@ -418,48 +421,34 @@ def check_history_command(sandbox: Sandbox, slot: str) -> None:
 
 def start(kraft: KRaftFleet) -> Sandbox:
     """Two new topics, a new user, client and IP, and the shared entities as they are now."""
-    topics = [unique_name("prop-a"), unique_name("prop-b")]
-    create_topics(kraft.bootstrap, *topics)
-    user, client = unique_name("prop-user"), unique_name("prop-app")
-    ip = ".".join(["10", *(str(random.randint(1, 254)) for _ in range(3))])
-    broker = kraft.broker_ids[-1]
-    selectors = {
-        "topic-a": ("--topic", topics[0]),
-        "topic-b": ("--topic", topics[1]),
-        "broker": ("--broker", str(broker)),
-        "broker-default": ("--broker-defaults",),
-        "user": ("--user", user),
-        "client": ("--client", client),
-        "user-client": ("--user", user, "--client", client),
-        "user-default": ("--user-defaults",),
-        "client-default": ("--client-defaults",),
-        "user-client-default": ("--user", user, "--client-defaults"),
-        "ip": ("--ip", ip),
-        "ip-default": ("--ip-defaults",),
+    names = {
+        "a": unique_name("prop-a"),
+        "b": unique_name("prop-b"),
+        "broker": kraft.broker_ids[-1],
+        "user": unique_name("prop-user"),
+        "client": unique_name("prop-app"),
+        "ip": ".".join(["10", *(str(random.randint(1, 254)) for _ in range(3))]),
     }
-    paths = {
-        "topic-a": f"topics/{topics[0]}",
-        "topic-b": f"topics/{topics[1]}",
-        "broker": f"brokers/{broker}",
-        "broker-default": "brokers/<default>",
-        "user": f"users/{user}",
-        "client": f"clients/{client}",
-        "user-client": f"users/{user}/clients/{client}",
-        "user-default": "users/<default>",
-        "client-default": "clients/<default>",
-        "user-client-default": f"users/{user}/clients/<default>",
-        "ip": f"ips/{ip}",
-        "ip-default": "ips/<default>",
-    }
+    create_topics(kraft.bootstrap, names["a"], names["b"])
+    paths = {slot: path.format(**names) for slot, (path, _, _) in SLOTS.items()}
+    selectors = {slot: selector(path) for slot, path in paths.items()}
     sandbox = Sandbox(
-        kraft, paths, selectors, broker, ip, {}, {s: {} for s in SLOTS}, dict.fromkeys(SLOTS, -1)
+        kraft, paths, selectors, names["broker"], {}, {s: {} for s in SLOTS}, dict.fromkeys(SLOTS, -1)
     )
-    sandbox.start_version = dict.fromkeys(SLOTS, -1)
     sandbox.admin = KafkaAdminClient(bootstrap_servers=kraft.bootstrap.split(","), client_id="property-check")
-    sandbox.consumer, sandbox.offset = history_end(kraft)
+    sandbox.consumer = KafkaConsumer(bootstrap_servers=kraft.bootstrap.split(","), enable_auto_commit=False)
     resync(sandbox, SHARED)
     sandbox.initial = {slot: dict(sandbox.config[slot]) for slot in SHARED}
     return sandbox
+
+
+def selector(path: str) -> tuple[str, ...]:
+    """configctl's flags for the entity at ``path`` (``users/u/clients/<default>``: ``--user u --client-defaults``)."""
+    parts, args = path.split("/"), []
+    for kind, name in zip(parts[::2], parts[1::2], strict=True):
+        flag = FLAGS[kind]
+        args += [f"{flag}-defaults"] if name == "<default>" else [flag, name]
+    return tuple(args)
 
 
 def resync(sandbox: Sandbox, slots: tuple[str, ...] = tuple(SLOTS)) -> None:
@@ -478,13 +467,10 @@ def restore(sandbox: Sandbox) -> None:
     for slot, (now, _) in configctl_reads(sandbox, SHARED).items():
         was = sandbox.initial.get(slot, now)
         extra = sorted(set(now) - set(was))
-        changed = {k: v for k, v in was.items() if now.get(k) != v}
-        args = ["--delete-config", ",".join(extra)] if extra else []
-        if changed:
-            args += [
-                "--add-config",
-                ",".join(f"{k}=[{v}]" if "," in v else f"{k}={v}" for k, v in changed.items()),
-            ]
+        changed = [typed(k, v) for k, v in was.items() if now.get(k) != v]
+        args = (["--delete-config", ",".join(extra)] if extra else []) + (
+            ["--add-config", ",".join(changed)] if changed else []
+        )
         if args:
             done = cli(
                 sandbox, "alter", *sandbox.selectors[slot], *args, "--reason", "property test: restore"
@@ -549,23 +535,47 @@ def test_random_commands_long_run(sandbox: Sandbox, actions):
 # -- what the property found ---------------------------------------------------------------------
 
 
+def user_with_credential(kraft: KRaftFleet, user: str, *configs: str) -> None:
+    """``alter --user USER --add-config C`` for each of ``configs``, the first with a SCRAM credential."""
+    credential = f"SCRAM-SHA-256=[iterations=8192,password={unique_name('pw')}]"
+    for config in (f"{credential},{configs[0]}", *configs[1:]):
+        done = cli(kraft, "alter", "--user", user, "--add-config", config)
+        assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="bug: on KRaft, history of a user holding a SCRAM credential lists configctl's own writes as "
-    "written outside configctl (and a removal nobody made): configctl/travel/outside.py's _incarnation "
-    "compares the newest record's config, where the KRaft store records the credential masked (******), "
-    "with the store's read of it (iterations=N), finds them different, and treats every record as of "
-    "another incarnation",
+    reason="bug: on KRaft, rollback of a user to a version holding a SCRAM credential is refused as "
+    "'invalid SCRAM-SHA-256 value: expected [iterations=N,]password=SECRET', input nobody typed: history "
+    "keeps the credential masked and configctl/rollback.py's prepare hands that ****** to the write path; "
+    "it should say the credential cannot be restored, or restore the rest and leave the credential",
 )
-def test_history_of_a_user_with_a_scram_credential_lists_no_outside_write(kraft_combined, unique):
-    user = unique("scram-history")
-    for config in ("consumer_byte_rate=2048", f"SCRAM-SHA-256=[iterations=8192,password={unique('pw')}]"):
-        done = run_cli(
-            "--bootstrap-server", kraft_combined.bootstrap, "alter", "--user", user, "--add-config", config
-        )
-        assert done.returncode == 0, done.stderr
-    done = run_cli("--bootstrap-server", kraft_combined.bootstrap, "history", "--user", user, "-o", "json")
-    assert done.returncode == 0, done.stderr
-    entries = json.loads(done.stdout)
-    assert [e["version"] for e in entries if not e.get("written_outside_configctl")] == [1, 0]
-    assert [e for e in entries if e.get("written_outside_configctl")] == []
+def test_rollback_to_a_version_with_a_scram_credential_says_why_it_cannot(kraft_combined, unique):
+    user = unique("scram-rollback")
+    user_with_credential(kraft_combined, user, "consumer_byte_rate=2048")
+    done = cli(kraft_combined, "rollback", "--user", user, "--to", "0", "--yes")
+    assert "expected [iterations=N,]password=SECRET" not in done.stderr, done.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: a refused rollback half-writes: rolling a user back to a version with a SCRAM credential "
+    "and another quota exits 1 ('nothing written') after writing the quota, unrecorded (history calls it "
+    "outside configctl): configctl/adminapi/families.py's send sends AlterClientQuotas before _salted "
+    "refuses the masked ****** that configctl/rollback.py passed on unchecked",
+)
+def test_a_refused_rollback_of_a_user_writes_nothing(kraft_combined, unique):
+    user = unique("scram-half")
+    user_with_credential(kraft_combined, user, "consumer_byte_rate=1024", "consumer_byte_rate=2048")
+    done = cli(kraft_combined, "rollback", "--user", user, "--to", "0", "--yes")
+    admin = KafkaAdminClient(bootstrap_servers=kraft_combined.bootstrap.split(","))
+    try:
+        reported = reported_quotas(admin).get(f"users/{user}")
+    finally:
+        admin.close()
+    if done.returncode != 0:  # refused: nothing written
+        assert reported == {"consumer_byte_rate": 2048.0}, done.stderr
+    else:  # restored (the credential left as it is), and recorded as configctl's
+        assert reported == {"consumer_byte_rate": 1024.0}
+        history = json.loads(cli(kraft_combined, "history", "--user", user, "-o", "json").stdout)
+        assert history[0]["reason"] == "rollback to 0"
