@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from configctl.errors import NotFound
+from configctl.errors import EnvironmentProblem, NotFound, PermissionDenied, one_line
 from configctl.kraft.metadatarecords import MetadataRecord, decode_metadata_record
 from configctl.kraft.recordbatch import Batch, CorruptLog, read_file_batches
 
@@ -70,12 +70,22 @@ def partition_dir(log_dir: Path | str) -> Path:
     return found
 
 
+def _files(log_dir: Path | str) -> list[Path]:
+    directory = partition_dir(log_dir)
+    try:
+        return list(directory.iterdir())
+    except PermissionError:
+        raise PermissionDenied(f"cannot list {directory}: permission denied") from None
+    except OSError as problem:
+        raise EnvironmentProblem(
+            f"cannot list {directory}: {one_line(problem.strerror or problem)}"
+        ) from None
+
+
 def segments(log_dir: Path | str) -> list[tuple[int, Path]]:
     """The log's segment files with their base offsets, oldest first."""
     found = (
-        (int(match.group(1)), path)
-        for path in partition_dir(log_dir).iterdir()
-        if (match := _SEGMENT.fullmatch(path.name))
+        (int(match.group(1)), path) for path in _files(log_dir) if (match := _SEGMENT.fullmatch(path.name))
     )
     return sorted(found)
 
@@ -84,10 +94,25 @@ def snapshots(log_dir: Path | str) -> list[Snapshot]:
     """The log's finished snapshots, oldest first (a ``.checkpoint.part`` is still being written)."""
     found = [
         Snapshot(int(match.group(1)), int(match.group(2)), path)
-        for path in partition_dir(log_dir).iterdir()
+        for path in _files(log_dir)
         if (match := _SNAPSHOT.fullmatch(path.name))
     ]
     return sorted(found, key=lambda s: (s.end_offset, s.epoch))
+
+
+def _file_batches(path: Path) -> Iterator[Batch]:
+    """:func:`read_file_batches`, its failures to read translated once (a vanished file is the
+    caller's to judge: a segment Kafka deleted is a gap, a snapshot it deleted is not there)."""
+    try:
+        yield from read_file_batches(path)
+    except FileNotFoundError:
+        raise
+    except PermissionError:
+        raise PermissionDenied(
+            f"cannot read {path}: permission denied (run as Kafka's user, or give read access)"
+        ) from None
+    except OSError as problem:
+        raise EnvironmentProblem(f"cannot read {path}: {one_line(problem.strerror or problem)}") from None
 
 
 def _entries(batch: Batch, where: str, start: int, digest_key: bytes | None) -> Iterator[MetadataEntry]:
@@ -111,14 +136,15 @@ def read_log(
     ``__cluster_metadata-0``; ``digest_key`` keys the digests of secrets (the fleet's digest key).
 
     Raises :class:`NotFound` without a metadata log, :class:`CorruptLog` (one line: file and
-    offset) at a batch that cannot be Kafka's."""
+    offset) at a batch that cannot be Kafka's, :class:`PermissionDenied` for a file this user may
+    not read."""
     files = segments(log_dir)
     # The segment holding ``start`` is the last one starting at or before it; older ones are skipped.
     first = max((i for i, (base, _) in enumerate(files) if base <= start), default=0)
     expected = start
     for _base, path in files[first:]:
         try:
-            for batch in read_file_batches(path):
+            for batch in _file_batches(path):
                 if batch.last_offset < expected:
                     continue
                 if batch.base_offset > expected:
@@ -133,6 +159,11 @@ def read_log(
 def read_snapshot(snapshot: Snapshot | Path, *, digest_key: bytes | None = None) -> Iterator[MetadataEntry]:
     """Every data record of a snapshot file (the state as of its end offset), in order."""
     path = snapshot.path if isinstance(snapshot, Snapshot) else Path(snapshot)
-    for batch in read_file_batches(path):
-        if not batch.control:
-            yield from _entries(batch, str(path), 0, digest_key)
+    try:
+        for batch in _file_batches(path):
+            if not batch.control:
+                yield from _entries(batch, str(path), 0, digest_key)
+    except FileNotFoundError:
+        raise NotFound(
+            f"snapshot {path} is not there (Kafka deletes a snapshot once a newer one covers it)"
+        ) from None

@@ -9,13 +9,14 @@ files is ``tests/kraft/test_metadata_log.py``.
 from __future__ import annotations
 
 import io
+import os
 import struct
 from pathlib import Path
 
 import pytest
 
 from configctl.digests import digest
-from configctl.errors import NotFound
+from configctl.errors import NotFound, PermissionDenied
 from configctl.kraft import recordbatch
 from configctl.kraft.metadatalog import Gap, MetadataEntry, read_log, read_snapshot, snapshots
 from configctl.kraft.metadatarecords import (
@@ -364,4 +365,32 @@ def test_snapshots_are_listed_and_read_without_their_control_records(tmp_path: P
 
 def test_no_metadata_log_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match="no KRaft metadata log"):
+        list(read_log(tmp_path))
+
+
+def test_a_segment_deleted_while_the_log_is_read_leaves_a_gap(tmp_path: Path) -> None:
+    part = tmp_path / "__cluster_metadata-0"
+    for base in (0, 10, 20):
+        _segment(part, base, batch(base, [config_value(4, "", "k", str(base))] * 10))
+    reading = read_log(tmp_path)
+    assert next(reading) == MetadataEntry(0, 1_000, ConfigRecord(4, "", "k", "0"))
+    (part / f"{10:020d}.log").unlink()  # Kafka's retention, after the listing
+    rest = list(reading)
+    assert Gap(10, 20) in rest
+    assert [e.offset for e in rest if isinstance(e, MetadataEntry)] == [*range(1, 10), *range(20, 30)]
+
+
+def test_a_snapshot_deleted_before_it_is_read_is_not_found(tmp_path: Path) -> None:
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    with pytest.raises(NotFound, match="is not there"):
+        list(read_snapshot(part / "00000000000000000050-0000000002.checkpoint"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_a_log_this_user_may_not_read_is_one_line(tmp_path: Path) -> None:
+    part = tmp_path / "__cluster_metadata-0"
+    _segment(part, 0, batch(0, [config_value(4, "", "k", "v")]))
+    (part / f"{0:020d}.log").chmod(0)
+    with pytest.raises(PermissionDenied, match=r"cannot read .*00000000000000000000\.log: permission denied"):
         list(read_log(tmp_path))
