@@ -50,7 +50,7 @@ from kafka.structs import TopicPartition
 from configctl.entities import Entity
 from configctl.kraft.historytopic import TOPIC as HISTORY_TOPIC
 from configctl.kraft.store import KRaftStore
-from configctl.secrets import MASK
+from configctl.secrets import masked
 from configctl.store import version_after
 
 SCRAM = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -261,11 +261,6 @@ def configctl_reads(sandbox: Sandbox, slots: tuple[str, ...]) -> dict[str, tuple
 # -- one step, and what it must leave ------------------------------------------------------------
 
 
-def masked(config: dict[str, str]) -> dict[str, str]:
-    """A config as configctl's history records it on KRaft: a SCRAM credential masked."""
-    return {key: MASK if key in SCRAM else value for key, value in config.items()}
-
-
 def typed(key: str, value: str) -> str:
     """``key=value`` as --add-config takes it (a list value in brackets)."""
     return f"{key}=[{value}]" if "," in value else f"{key}={value}"
@@ -372,11 +367,12 @@ def run_step(sandbox: Sandbox, action: tuple[Any, ...], done_so_far: list[tuple[
     assert record["entity_path"] == sandbox.paths[slot], where
     assert record["version"] == sandbox.version[slot], f"{where}: {record}"
     assert record["reason"] == expected.reason and record["identity"], f"{where}: {record}"
-    assert record["config"] == masked(expected.after), f"{where}: {record}"
+    entity = Entity.from_path(sandbox.paths[slot])  # history records a secret masked, as it is shown
+    assert record["config"] == masked(entity, expected.after), f"{where}: {record}"
     changed = record["changed"]
     led_from = {k: v for k, v in record["config"].items() if k not in changed}
     led_from.update({k: v for k, v in changed.items() if v is not None})
-    assert led_from == masked(before), f"{where}: the record's changed does not lead back: {record}"
+    assert led_from == masked(entity, before), f"{where}: the record's changed does not lead back: {record}"
     sandbox.recorded.setdefault(slot, {})[record["version"]] = (record["config"], record["reason"])
 
 
