@@ -21,12 +21,20 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from conftest import KRaftFleet
+from conftest import KAFKA4_HOME, KRaftFleet
 from helpers import wait_for
 
 from configctl.digests import digest
 from configctl.entities import EntityType
-from configctl.kraft.metadatalog import PARTITION, Gap, MetadataEntry, read_log, read_snapshot, snapshots
+from configctl.kraft.metadatalog import (
+    PARTITION,
+    Gap,
+    MetadataEntry,
+    read_log,
+    read_snapshot,
+    segments,
+    snapshots,
+)
 from configctl.kraft.metadatarecords import (
     SCRAM_MECHANISMS,
     ClientQuotaRecord,
@@ -37,6 +45,7 @@ from configctl.kraft.metadatarecords import (
     secret_config,
 )
 from configctl.kraft.recordbatch import CorruptLog
+from configctl.localkraft import KRaftCluster
 from configctl.secrets import ScramCredential
 
 DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
@@ -289,3 +298,29 @@ def test_a_torn_tail_reads_up_to_the_last_whole_batch_and_a_broken_crc_is_one_li
     message = str(caught.value)
     assert message.startswith(f"{segment} at offset {base}: CRC-32C mismatch")
     assert "\n" not in message
+
+
+RETENTION = {
+    "metadata.log.segment.ms": "1000",  # a segment a second (the quorum appends a NoOp every 500 ms)
+    "metadata.log.max.snapshot.interval.ms": "1000",  # a snapshot a second
+    "metadata.max.retention.ms": "1000",  # and everything a snapshot covers is old enough to go
+}
+"""A node that deletes its old metadata segments as soon as Kafka's cleaner runs (every 60 s)."""
+
+
+@pytest.mark.long
+def test_segments_kafka_deleted_are_a_gap_never_papered_over(tmp_path: Path) -> None:
+    """Kafka's own retention of the metadata log: once its cleaner ran, the offsets before the
+    node's first segment are reported as a gap, and a snapshot covers them."""
+    with KRaftCluster(KAFKA4_HOME, tmp_path, combined=True, properties=RETENTION) as cluster:
+        log = cluster.nodes[1].dir / "data"
+        wait_for(
+            lambda: segments(log)[0][0] > 0, timeout=150, interval=1, message="Kafka deleting old segments"
+        )
+        first = segments(log)[0][0]
+        items = list(read_log(log))  # Kafka may delete more meanwhile: the gap only grows
+        gap, following = items[0], items[1]
+        assert isinstance(gap, Gap) and gap.start == 0 and gap.end >= first, items[:3]
+        assert isinstance(following, MetadataEntry) and following.offset >= gap.end, items[:3]
+        assert not any(isinstance(item, Gap) for item in items[1:]), items
+        assert any(snapshot.end_offset >= gap.end for snapshot in snapshots(log))
