@@ -394,3 +394,12 @@ def test_a_log_this_user_may_not_read_is_one_line(tmp_path: Path) -> None:
     (part / f"{0:020d}.log").chmod(0)
     with pytest.raises(PermissionDenied, match=r"cannot read .*00000000000000000000\.log: permission denied"):
         list(read_log(tmp_path))
+
+
+@pytest.mark.parametrize("resource_type", [2, 4, 8, 16, 32, 99])
+def test_a_password_config_is_a_secret_whatever_the_resource_type(resource_type: int) -> None:
+    decoded = decode_metadata_record(config_value(resource_type, "x", "ssl.truststore.password", "s3cret"))
+    assert isinstance(decoded, ConfigRecord)
+    assert (decoded.secret, decoded.value) == (True, digest("s3cret"))
+    plain = decode_metadata_record(config_value(resource_type, "x", "retention.ms", "1"))
+    assert isinstance(plain, ConfigRecord) and (plain.secret, plain.value) == (False, "1")
