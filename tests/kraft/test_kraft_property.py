@@ -154,9 +154,9 @@ class Sandbox:
     paths: dict[str, str]
     selectors: dict[str, tuple[str, ...]]
     broker_id: int
-    initial: dict[str, dict[str, str]]
-    config: dict[str, dict[str, str]]
-    version: dict[str, int]
+    initial: dict[str, dict[str, str]] = field(default_factory=dict)
+    config: dict[str, dict[str, str]] = field(default_factory=lambda: {slot: {} for slot in SLOTS})
+    version: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOTS, -1))
     recorded: dict[str, dict[int, tuple[dict[str, str], str]]] = field(default_factory=dict)
     """Each entity's history records this run wrote: version -> (config, reason)."""
     start_version: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOTS, -1))
@@ -418,20 +418,13 @@ def check_history_command(sandbox: Sandbox, slot: str) -> None:
 
 def start(kraft: KRaftFleet) -> Sandbox:
     """Two new topics, a new user, client and IP, and the shared entities as they are now."""
-    names = {
-        "a": unique_name("prop-a"),
-        "b": unique_name("prop-b"),
-        "broker": kraft.broker_ids[-1],
-        "user": unique_name("prop-user"),
-        "client": unique_name("prop-app"),
-        "ip": ".".join(["10", *(str(random.randint(1, 254)) for _ in range(3))]),
-    }
+    a, b, user, client = (unique_name(prefix) for prefix in ("prop-a", "prop-b", "prop-user", "prop-app"))
+    ip = ".".join(["10", *(str(random.randint(1, 254)) for _ in range(3))])
+    names = {"a": a, "b": b, "broker": kraft.broker_ids[-1], "user": user, "client": client, "ip": ip}
     create_topics(kraft.bootstrap, names["a"], names["b"])
     paths = {slot: path.format(**names) for slot, (path, _, _) in SLOTS.items()}
     selectors = {slot: selector(path) for slot, path in paths.items()}
-    sandbox = Sandbox(
-        kraft, paths, selectors, names["broker"], {}, {s: {} for s in SLOTS}, dict.fromkeys(SLOTS, -1)
-    )
+    sandbox = Sandbox(kraft, paths, selectors, names["broker"])
     sandbox.admin = KafkaAdminClient(bootstrap_servers=kraft.bootstrap.split(","), client_id="property-check")
     sandbox.consumer = KafkaConsumer(bootstrap_servers=kraft.bootstrap.split(","), enable_auto_commit=False)
     resync(sandbox, SHARED)
@@ -449,8 +442,7 @@ def selector(path: str) -> tuple[str, ...]:
 
 
 def resync(sandbox: Sandbox, slots: tuple[str, ...] = tuple(SLOTS)) -> None:
-    """Take ``slots`` as configctl reads them now (at the start, or after a failed example left
-    the run's account behind), check that against the cluster, and skip the history written so far."""
+    """Take ``slots`` as configctl reads them (at the start, or after a failed example), as the cluster has them."""
     for slot, (config, version) in configctl_reads(sandbox, slots).items():
         sandbox.config[slot], sandbox.version[slot] = config, version
     sandbox.start_version.update({slot: sandbox.version[slot] for slot in slots})
@@ -478,17 +470,15 @@ def restore(sandbox: Sandbox) -> None:
 @pytest.fixture(scope="module")
 def sandboxes() -> Iterator[dict[str, Sandbox]]:
     made: dict[str, Sandbox] = {}
-    try:
-        yield made
-    finally:
-        for sandbox in made.values():
-            try:
-                restore(sandbox)
-            finally:
-                if sandbox.admin is not None:
-                    sandbox.admin.close()
-                if sandbox.consumer is not None:
-                    sandbox.consumer.close()
+    yield made  # pytest runs what follows whether the tests passed or not
+    for sandbox in made.values():
+        try:
+            restore(sandbox)
+        finally:
+            if sandbox.admin is not None:
+                sandbox.admin.close()
+            if sandbox.consumer is not None:
+                sandbox.consumer.close()
 
 
 @pytest.fixture
@@ -581,15 +571,13 @@ def test_a_refused_rollback_of_a_user_writes_nothing(kraft_combined, unique):
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="bug: on a KRaft cluster whose brokers compress with lz4 (compression.type=lz4, a common "
-    "cluster-wide setting), configctl cannot read its own history: the history topic sets no "
-    "compression.type of its own (configctl/kraft/owntopics.py), so the brokers store its records in "
-    "lz4, which kafka-python cannot decode without the lz4 library configctl does not install; every "
-    "command that reads history then fails as 'Kafka failed to read configctl's history ... "
-    "UnsupportedCodecError' (exit 1, worded as a broker's refusal)",
+    reason="bug: configctl cannot read its history on a cluster compressing with lz4 (a common broker "
+    "setting): its history topic sets no compression.type (configctl/kraft/owntopics.py), the brokers "
+    "store it in lz4, which kafka-python cannot decode without lz4; history reads fail as 'Kafka failed "
+    "to read configctl's history ... UnsupportedCodecError' (exit 1, worded as a broker's refusal)",
 )
 def test_history_survives_a_cluster_that_compresses_with_lz4(tmp_path, unique):
-    """A cluster of its own: once a record is stored in lz4 the history topic stays so."""
+    """A cluster of its own: a history topic with a record in lz4 stays so."""
     with KRaftCluster(KAFKA4_HOME, tmp_path / "kraft-lz4", combined=True) as cluster:
         topic = unique("lz4")
         create_topics(cluster.bootstrap, topic)
