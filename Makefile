@@ -79,7 +79,7 @@ screenshots: $(STAMP) browser
 	    $(BIN)/python -m pytest tests/browser/test_screenshots.py $(PYTEST_ARGS)
 
 # The long property runs (1,000 random sequences against a real broker, ...), skipped by make test.
-test-long: $(STAMP) $(KAFKA_STAMP)
+test-long: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP)
 	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 
 unit: $(STAMP)

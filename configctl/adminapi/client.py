@@ -33,14 +33,14 @@ from configctl.adminapi.quotas import QUOTA_ENTITY, quota_components, quota_ops
 from configctl.adminapi.scram import ScramUpsertion
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, shown
+from configctl.kafkacodes import RESOURCE_TYPE_OF, SCRAM_TYPE_OF, SCRAM_TYPES
 from configctl.reported import ReportedConfig, ReportedSynonym, quota_text
 
 # Kafka's protocol numbers (ConfigResource.Type, ConfigSource, AlterConfigOp, quota filters).
-_TOPIC, _BROKER, _BROKER_LOGGER, _CLIENT_METRICS, _GROUP = 2, 4, 8, 16, 32
+_TOPIC, _BROKER = RESOURCE_TYPE_OF[EntityType.TOPICS], RESOURCE_TYPE_OF[EntityType.BROKERS]
 _RESOURCE = {
-    EntityType.GROUPS: _GROUP,
-    EntityType.CLIENT_METRICS: _CLIENT_METRICS,
-    EntityType.BROKER_LOGGERS: _BROKER_LOGGER,
+    family: RESOURCE_TYPE_OF[family]
+    for family in (EntityType.GROUPS, EntityType.CLIENT_METRICS, EntityType.BROKER_LOGGERS)
 }
 """The ConfigResource type of each family with one of its own: Kafka 4's groups and client-metrics
 (KRaft only), and a broker's loggers (both lines; only that broker answers for them)."""
@@ -60,8 +60,6 @@ _UNKNOWN_TOPIC = 3  # UNKNOWN_TOPIC_OR_PARTITION: the cluster has no such topic
 _NOT_CONTROLLER = 41  # NOT_CONTROLLER: the broker asked is no longer (or not yet) the controller
 _UNASKED: Any = object()  # the controller not asked yet (None is an answer: no controller named)
 _MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
-_SCRAM = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
-_SCRAM_TYPE = {name: number for number, name in _SCRAM.items()}
 MAX_PROTOCOL_STRING = 32_767
 """The longest string the Kafka protocol carries, in bytes of UTF-8 (``Short.MAX_VALUE``)."""
 
@@ -304,9 +302,10 @@ class KafkaAdmin:
         """
         what = f"change the SCRAM credentials of user {user!r}"
         request = AlterUserScramCredentialsRequest(
-            deletions=[(user, _SCRAM_TYPE[mechanism]) for mechanism in deletions],
+            deletions=[(user, SCRAM_TYPE_OF[mechanism]) for mechanism in deletions],
             upsertions=[
-                (user, _SCRAM_TYPE[u.mechanism], u.iterations, u.salt, u.salted_password) for u in upsertions
+                (user, SCRAM_TYPE_OF[u.mechanism], u.iterations, u.salt, u.salted_password)
+                for u in upsertions
             ],
         )
         # A ZooKeeper-mode cluster takes it on its controller only (any other broker answers
@@ -482,7 +481,7 @@ class KafkaAdmin:
             if problem is not None:
                 raise problem
             for info in result.credential_infos:
-                found[_SCRAM.get(info.mechanism, str(info.mechanism))] = info.iterations
+                found[SCRAM_TYPES.get(info.mechanism, str(info.mechanism))] = info.iterations
         return found
 
 

@@ -24,23 +24,13 @@ from dataclasses import dataclass
 from configctl import catalogue
 from configctl.digests import digest
 from configctl.entities import EntityType
+from configctl.kafkacodes import RESOURCE_TYPES, SCRAM_TYPES
 from configctl.kraft.recordbatch import read_unsigned_varint
 from configctl.secrets import ScramCredential
 
 FRAME_VERSION = 1
 CONFIG_RECORD, USER_SCRAM_CREDENTIAL_RECORD, FEATURE_LEVEL_RECORD = 4, 11, 12
 CLIENT_QUOTA_RECORD, REMOVE_USER_SCRAM_CREDENTIAL_RECORD = 14, 22
-
-RESOURCE_TYPES = {
-    2: EntityType.TOPICS,
-    4: EntityType.BROKERS,
-    8: EntityType.BROKER_LOGGERS,
-    16: EntityType.CLIENT_METRICS,
-    32: EntityType.GROUPS,
-}
-"""Kafka's ``ConfigResource.Type`` numbers, as a ``ConfigRecord`` carries them."""
-SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
-"""Kafka's ``ScramMechanism`` type numbers."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +164,7 @@ def secret_config(resource_type: int, name: str) -> bool:
 
 
 def _mechanism(number: int) -> str:
-    return SCRAM_MECHANISMS.get(number, f"unknown mechanism {number}")
+    return SCRAM_TYPES.get(number, f"unknown mechanism {number}")
 
 
 def _config(reader: _Reader, digest_key: bytes | None) -> ConfigRecord:

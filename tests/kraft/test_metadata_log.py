@@ -26,6 +26,7 @@ from helpers import wait_for
 
 from configctl.digests import digest
 from configctl.entities import EntityType
+from configctl.kafkacodes import SCRAM_TYPES
 from configctl.kraft.metadatalog import (
     PARTITION,
     Gap,
@@ -36,7 +37,6 @@ from configctl.kraft.metadatalog import (
     snapshots,
 )
 from configctl.kraft.metadatarecords import (
-    SCRAM_MECHANISMS,
     ClientQuotaRecord,
     ConfigRecord,
     FeatureLevelRecord,
@@ -104,10 +104,10 @@ def kafka_records(lines: Iterable[str]) -> list[tuple[object, ...]]:
         elif kind == "USER_SCRAM_CREDENTIAL_RECORD":
             keys = [base64.b64decode(data[name]) for name in ("salt", "storedKey", "serverKey")]
             credential = ScramCredential(*keys, data["iterations"]).to_config_value()
-            mechanism = SCRAM_MECHANISMS[data["mechanism"]]
+            mechanism = SCRAM_TYPES[data["mechanism"]]
             found.append((*head, data["name"], mechanism, data["iterations"], digest(credential)))
         elif kind == "REMOVE_USER_SCRAM_CREDENTIAL_RECORD":
-            found.append((*head, data["name"], SCRAM_MECHANISMS[data["mechanism"]]))
+            found.append((*head, data["name"], SCRAM_TYPES[data["mechanism"]]))
         else:
             found.append((*head, data["name"], data["featureLevel"]))
     return found

@@ -23,6 +23,7 @@ FLOORS: Mapping[str, int] = {
     # the pure core: Kafka's rules and formats, no I/O beyond the operator's own files
     "configctl": CORE,
     "configctl.errors": CORE,
+    "configctl.kafkacodes": CORE,
     "configctl.files": CORE,
     "configctl.identity": CORE,
     "configctl.ips": CORE,
