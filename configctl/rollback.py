@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from configctl import writer
+from configctl import secrets, writer
 from configctl.changes import ConfigChange, KeyDiff, diff
 from configctl.entities import Entity
-from configctl.errors import Conflict, NotFound
+from configctl.errors import Conflict, InvalidInput, NotFound
 from configctl.store import ConfigStore, Stored
 
 
@@ -61,7 +61,25 @@ def prepare(store: ConfigStore, entity: Entity, to_version: int, *, label: str |
             f"version {to_version} of {label} was too large to record in full; it cannot be restored"
         )
     current = store.read(entity)
-    return Rollback(entity, to_version, current, dict(entry.config), diff(current.config, entry.config))
+    target = _unmasked(dict(entry.config), current.config, label, to_version)
+    return Rollback(entity, to_version, current, target, diff(current.config, target))
+
+
+def _unmasked(target: dict[str, str], now: dict[str, str], label: str, to_version: int) -> dict[str, str]:
+    """``target`` with each secret its record holds masked (KRaft takes secrets in clear, so its
+    history keeps them as ``******``) left as the entity holds it now: the secret itself cannot be
+    restored. A masked secret the entity no longer holds is refused in one line, nothing written:
+    only a new one, typed again, can bring it back."""
+    masked = [k for k, v in target.items() if v == secrets.MASK]
+    gone = [k for k in masked if k not in now]
+    if gone:
+        raise InvalidInput(
+            f"version {to_version} of {label} holds {', '.join(sorted(gone))}, which its history keeps "
+            "masked (the cluster takes secrets in clear and configctl never records them): it cannot be "
+            "restored; set it again with its password (configctl alter ... --add-config), then roll back "
+            "the rest; nothing was written"
+        )
+    return {k: (now[k] if v == secrets.MASK else v) for k, v in target.items()}
 
 
 def restore(

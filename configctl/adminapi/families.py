@@ -141,6 +141,8 @@ def send(
     here (its mechanism, iterations and password rules, by salting it), never sent.
     """
     entity = change.entity
+    # salted first: a credential that cannot be salted refuses the whole change, nothing sent
+    upsertions = _salted(requests.scram_set) if requests.scram_set else []
     if requests.set_keys or requests.delete_keys:
         keys, gone = requests.set_keys, requests.delete_keys
         if entity.type is EntityType.BROKERS:
@@ -152,10 +154,8 @@ def send(
             admin.alter_resource(entity, keys, gone, validate_only=validate_only)
         else:
             admin.alter_client_quotas(entity, keys, gone, validate_only=validate_only)
-    if requests.scram_set or requests.scram_delete:
-        upsertions = _salted(requests.scram_set)
-        if not validate_only:
-            admin.alter_scram_credentials(entity.name, upsertions, requests.scram_delete)
+    if (requests.scram_set or requests.scram_delete) and not validate_only:
+        admin.alter_scram_credentials(entity.name, upsertions, requests.scram_delete)
 
 
 def _logger_requests(change: Change, current: Stored) -> Requests:
