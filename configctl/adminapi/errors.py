@@ -21,6 +21,7 @@ from typing import Any
 from configctl.errors import (
     BrokerRefused,
     ConfigctlError,
+    EnvironmentProblem,
     KafkaAnswerLost,
     KafkaUnavailable,
     PermissionDenied,
@@ -202,6 +203,14 @@ def _translated(action: str, bootstrap: str, node: str) -> Iterator[None]:
         if named is not None:
             raise named from None
         raise KafkaUnavailable(f"no {node} at {bootstrap} answered while trying to {action}") from None
+    except kafka_errors.UnsupportedCodecError as exc:
+        # the records were compressed with a codec this client cannot read (lz4, zstd, snappy:
+        # a broker or topic compression.type): not a refusal, the machine lacks the codec
+        raise EnvironmentProblem(
+            f"Kafka ({bootstrap}) holds records compressed with a codec configctl's client cannot read "
+            f"while trying to {action} ({_reason(exc)}); set compression.type=producer on that topic "
+            "(configctl's own topics are created so)"
+        ) from None
     except kafka_errors.KafkaError as exc:
         raise BrokerRefused(f"Kafka failed to {action}: {_reason(exc)}") from None
 

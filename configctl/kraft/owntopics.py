@@ -21,8 +21,11 @@ COMPACTED = {
     "cleanup.policy": "compact",
     "min.compaction.lag.ms": "0",
     "retention.ms": "-1",
+    "compression.type": "producer",
 }
-"""Every own topic's configs: compacted (keys are chosen so nothing meant to stay is merged), kept forever."""
+"""Every own topic's configs: compacted (keys are chosen so nothing meant to stay is merged), kept
+forever, and stored as configctl sends them (uncompressed): a broker-wide ``compression.type``
+such as lz4 would otherwise recompress them with a codec configctl's client may not read."""
 
 
 @dataclass(frozen=True)

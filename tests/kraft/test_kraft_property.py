@@ -69,7 +69,7 @@ BROKER_KEYS = {
     "log.retention.ms": ["3600000", "86400000", "-1"],
     "log.roll.ms": ["3600000", "604800000"],
     "log.cleanup.policy": ["delete", "compact,delete"],
-    "compression.type": ["producer", "gzip", "uncompressed"],  # not lz4: see the lz4 xfail below
+    "compression.type": ["producer", "gzip", "uncompressed"],  # lz4: its own cluster, below
     "log.cleaner.min.cleanable.ratio": ["0.5", "0.25"],
     "log.message.timestamp.type": ["CreateTime", "LogAppendTime"],
     "log.cleaner.threads": ["1", "2"],
@@ -515,7 +515,7 @@ def test_random_commands_long_run(sandbox: Sandbox, actions):
     run_sequence(sandbox, actions)
 
 
-# -- what the property found (fixed since, kept as examples; the lz4 one still open) --------------
+# -- what the property found (fixed since, kept as examples) ---------------------------------------
 
 
 def user_with_credential(kraft: KRaftFleet, user: str, *configs: str) -> None:
@@ -559,13 +559,6 @@ def test_rollback_to_a_credential_deleted_since_is_refused_and_writes_nothing(kr
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: configctl cannot read its history on a cluster compressing with lz4 (a common broker "
-    "setting): its history topic sets no compression.type (configctl/kraft/owntopics.py), the brokers "
-    "store it in lz4, which kafka-python cannot decode without lz4; history reads fail as 'Kafka failed "
-    "to read configctl's history ... UnsupportedCodecError' (exit 1, worded as a broker's refusal)",
-)
 def test_history_survives_a_cluster_that_compresses_with_lz4(tmp_path, unique):
     """A cluster of its own: a history topic with a record in lz4 stays so."""
     with KRaftCluster(KAFKA4_HOME, tmp_path / "kraft-lz4", combined=True) as cluster:

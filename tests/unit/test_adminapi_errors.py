@@ -40,3 +40,15 @@ def test_no_answer_is_unavailable(exc):
 def test_a_refusal_and_a_denial_keep_their_kinds():
     assert isinstance(raised(kafka_errors.InvalidRequestError("no")), BrokerRefused)
     assert isinstance(raised(kafka_errors.ClusterAuthorizationFailedError()), PermissionDenied)
+
+
+def test_records_in_a_codec_the_client_lacks_are_the_machines_problem_not_a_refusal():
+    from configctl.errors import EnvironmentProblem
+
+    reading = translate_errors("read configctl's history from _configctl_history", "b:9092")
+    with (
+        pytest.raises(EnvironmentProblem, match=r"set compression.type=producer on that topic") as found,
+        reading,
+    ):
+        raise kafka_errors.UnsupportedCodecError("Libraries for lz4 compression codec not found")
+    assert found.value.exit_code == 7 and "\n" not in found.value.message
