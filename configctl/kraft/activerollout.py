@@ -194,11 +194,7 @@ class KRaftActiveRollout:
         entries = [u for chunk in chunks for u in reversed(chunk.entries)]  # newest first
         restores, moved = self.restore_changes(entries, force=force)
         if moved:
-            raise EntitiesMoved(
-                moved,
-                f"{', '.join(e.label for e in moved[:5])} changed since the rollout wrote "
-                f"{'it' if len(moved) == 1 else 'them'}: restoring would overwrite that change",
-            )
+            raise EntitiesMoved.since_written(moved)
         self.check()
         writes = [*before, *restores]
         done: list[Committed] = []
@@ -267,7 +263,7 @@ class KRaftActiveRollout:
         record = self.record.with_event(now_ms(), text, **fields)
         undo = sorted(self.undo.values(), key=lambda c: c.index)
         new = self.document.next(record, undo=undo, owner=owner)
-        chain = self.topic.append(new)
+        chain = self.topic.append(new).get(self.id)
         if not won(chain, new):
             current = chain.current if chain is not None else None
             raise TakenOver(current.record if current is not None else None)

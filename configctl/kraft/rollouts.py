@@ -123,10 +123,8 @@ class KRaftRollouts:
         if busy:
             raise Conflict(busy_message(busy))
         document = rolloutlog.first(record, planned, owner_document(self.store.identity))
-        document.encode()  # refused here, before anything is sent, when it is too large
-        self.topic.append(document)
+        found = self.topic.append(document)  # a document too large is refused before it is sent
         active = KRaftActiveRollout(self.store, self.topic, document)
-        found = self.topic.chains()
         ours = found.get(record.id)
         rivals = {
             path: holder

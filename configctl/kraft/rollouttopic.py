@@ -50,13 +50,13 @@ class RolloutTopic:
     def chain(self, rollout_id: str) -> Chain | None:
         return self.chains().get(rollout_id)
 
-    def append(self, document: Document) -> Chain | None:
-        """Append ``document`` and read the log back past it: its rollout's chain as it then stands
-        (:func:`~configctl.kraft.rolloutlog.won` says whether ``document`` is in it)."""
+    def append(self, document: Document) -> dict[str, Chain]:
+        """Append ``document`` and read the log back past it: every rollout's chain as it then
+        stands (:func:`~configctl.kraft.rolloutlog.won` says whether ``document`` is in its own)."""
         data = document.encode()
         producer = self._writer()
         owntopics.append(producer, TOPIC, [(document.key, data)], self.bootstrap, self.timeout, what=WHAT)
-        return self.chain(document.id)
+        return self.chains()
 
     def forget(self, chain: Chain) -> None:
         """Tombstones for what a finished rollout no longer needs (best effort: compaction or the

@@ -552,6 +552,15 @@ class EntitiesMoved(Exception):
         )
         self.entities = list(entities)
 
+    @classmethod
+    def since_written(cls, entities: Sequence[Entity]) -> EntitiesMoved:
+        """Entities someone changed after the rollout wrote them: restoring would overwrite that."""
+        names = ", ".join(e.label for e in entities[:5])
+        them = "it" if len(entities) == 1 else "them"
+        return cls(
+            entities, f"{names} changed since the rollout wrote {them}: restoring would overwrite that change"
+        )
+
 
 @dataclass
 class Loaded:

@@ -192,11 +192,7 @@ class ZooKeeperActiveRollout:
         entries = [u for chunk in chunks for u in reversed(chunk.entries)]  # newest first
         restores, moved = self.restore_changes(entries, force=force)
         if moved:
-            raise EntitiesMoved(
-                moved,
-                f"{', '.join(e.label for e in moved[:5])} changed since the rollout wrote "
-                f"{'it' if len(moved) == 1 else 'them'}: restoring would overwrite that change",
-            )
+            raise EntitiesMoved.since_written(moved)
         phases = restore_plan.restore_phases(restores)
         committed: list[Committed] = []
         left = {chunk.index: list(chunk.entries) for chunk in chunks}
