@@ -23,6 +23,7 @@ from configctl.adminapi.features import ClusterMode
 from configctl.entities import Entity, EntityType
 from configctl.identity import default_identity
 from configctl.kraft.historytopic import TOPIC
+from configctl.kraft.nofleet import NoFleetState
 from configctl.migration import KRAFT, MetadataOwner
 from configctl.store import (
     Capabilities,
@@ -30,7 +31,6 @@ from configctl.store import (
     Committed,
     FleetWatch,
     NodeOp,
-    Notification,
     Rollouts,
     Stored,
 )
@@ -64,7 +64,7 @@ _LISTING = {
 """What a controller lacks to list each type, besides configctl's history topic."""
 
 
-class ControllerStore:
+class ControllerStore(NoFleetState):
     """The controllers at ``bootstrap`` as configctl's store: connected, and refusing what needs a broker."""
 
     def __init__(
@@ -216,28 +216,7 @@ class ControllerStore:
 
         return ControllerReports(self.client, self.quorum, self._needs_brokers)
 
-    # -- what KRaft has no place for (as on the KRaft store) -----------------------------------
-
-    def notifications(self) -> list[Notification]:
-        return []
-
-    def notification_times(self) -> list[tuple[int, str, int]]:
-        return []
-
-    def latest_change_number(self) -> int | None:
-        return None
-
-    def notified_paths(self, notifications: Sequence[Notification]) -> list[str]:
-        return []
-
-    def broker_state(self, broker_id: int | str) -> dict[str, Any] | None:
-        return None
-
-    def broker_states(self) -> dict[int, dict[str, Any]]:
-        return {}
-
-    def fleet_records(self) -> dict[int, dict[str, Any]]:
-        return {}
+    # -- what KRaft has no place for (the rest: NoFleetState) -----------------------------------
 
     def retire_broker(self, broker_id: int) -> bool:
         self._needs_brokers("retire a broker")

@@ -40,6 +40,7 @@ from configctl.errors import InvalidInput, KafkaUnavailable
 from configctl.handlers import brokerlogger
 from configctl.identity import default_identity
 from configctl.kraft import historytopic
+from configctl.kraft.nofleet import NoFleetState
 from configctl.kraft.reads import OWN_SOURCE, own_layer, read_entity
 from configctl.migration import KRAFT, MetadataOwner
 from configctl.secrets import MASK, mask_config
@@ -50,7 +51,6 @@ from configctl.store import (
     Committed,
     FleetWatch,
     NodeOp,
-    Notification,
     Rollouts,
     Stored,
 )
@@ -73,7 +73,7 @@ CAPABILITIES = Capabilities(
 )
 
 
-class KRaftStore:
+class KRaftStore(NoFleetState):
     """A KRaft cluster at ``bootstrap`` as configctl's store (reads, registrations, history)."""
 
     def __init__(
@@ -366,28 +366,7 @@ class KRaftStore:
 
         return KRaftReports(self.admin, self.bootstrap, self.command_config, self._timeout, mode)
 
-    # -- what KRaft has no place for ----------------------------------------------------------
-
-    def notifications(self) -> list[Notification]:
-        return []
-
-    def notification_times(self) -> list[tuple[int, str, int]]:
-        return []
-
-    def latest_change_number(self) -> int | None:
-        return None
-
-    def notified_paths(self, notifications: Sequence[Notification]) -> list[str]:
-        return []
-
-    def broker_state(self, broker_id: int | str) -> dict[str, Any] | None:
-        return None
-
-    def broker_states(self) -> dict[int, dict[str, Any]]:
-        return {}
-
-    def fleet_records(self) -> dict[int, dict[str, Any]]:
-        return {}
+    # -- what KRaft has no place for (the rest: NoFleetState) ------------------------------
 
     def retire_broker(self, broker_id: int) -> bool:
         raise Unsupported("retiring a broker: a KRaft cluster forgets a broker its controllers unregister")
