@@ -45,7 +45,8 @@ from configctl.errors import InvalidInput, NotFound, ValidationFailed
 from configctl.handlers import BROKER, BrokerView, handler_for
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.precedence import EffectiveValue, Ignored, Synonym
-from configctl.sources import SERVER_PROPERTIES_SOURCES
+from configctl.secrets import MASK
+from configctl.sources import SERVER_PROPERTIES_SOURCES, STATIC_BROKER_CONFIG
 from configctl.store import ConfigStore, Stored
 from configctl.store.roles import broker_reports
 from configctl.znodes import BrokerStateZNode
@@ -120,6 +121,23 @@ def published_state(store: ConfigStore, broker_id: int) -> dict[str, Any]:
     if not isinstance(state.get("static_config"), Mapping):
         raise InvalidInput(f"{BrokerStateZNode.path(broker_id)} holds no static_config object")
     return state
+
+
+def broker_static(store: ConfigStore, broker_id: int) -> dict[str, str]:
+    """Broker ``broker_id``'s server.properties, as far as it is known: as its listener published
+    it (ZooKeeper), or on KRaft as the broker reports it when asked itself (every key whose source
+    is ``STATIC_BROKER_CONFIG``, a secret masked): what ``--at`` and ``blame`` put under the
+    dynamic layers of the past."""
+    if store.capabilities.broker_reports and not store.capabilities.fleet_state:
+        reported = broker_reports(store, what="describe --effective --at").reported_keys(
+            broker_id, BROKER.layer(broker_id)
+        )
+        return {
+            name: MASK if key.sensitive or key.value is None else key.value
+            for name, key in sorted(reported.items())
+            if key.source == STATIC_BROKER_CONFIG
+        }
+    return static_config(published_state(store, broker_id))
 
 
 def view_from(

@@ -452,7 +452,7 @@ class KafkaAdmin:
         for entry in response.entries or ():
             names = {part.entity_type: part.entity_name for part in entry.entity}
             try:
-                entity = _quota_entity(names)
+                entity = quota_entity(names)
             except InvalidInput:  # a name Kafka stored that no entity can have: not ours to report
                 continue
             if entity is not None:
@@ -530,7 +530,7 @@ def _resource_type(entity: Entity) -> int:
     return kind
 
 
-def _quota_entity(names: Mapping[str, str | None]) -> Entity | None:
+def quota_entity(names: Mapping[str, str | None]) -> Entity | None:
     """The entity a DescribeClientQuotas answer names (a null name is the default entity)."""
     plain = {kind: "" if name is None else name for kind, name in names.items()}
     if "ip" in plain:
@@ -552,4 +552,4 @@ def same_address(reported: str | None, name: str) -> bool:
         return reported == name
 
 
-__all__ = ["MAX_PROTOCOL_STRING", "KafkaAdmin", "refuse_unsendable"]
+__all__ = ["MAX_PROTOCOL_STRING", "KafkaAdmin", "quota_entity", "refuse_unsendable"]

@@ -153,6 +153,12 @@ def run(
 ) -> None:
     """Follow dynamic config changes as the broker given by --broker-id, in the foreground.
 
+    Beside a KRaft broker (its server.properties names process.roles) it is the broker's flight
+    recorder instead, with no ZooKeeper: it follows the broker's metadata log on disk and keeps
+    every committed config write, whoever made it, in the cluster's _configctl_metadata topic
+    (history, blame and --at read it). It reaches the cluster at --bootstrap-server, else at the
+    broker's own PLAINTEXT listener.
+
     Where Kafka registers a broker with this id (/brokers/ids/N), it is that broker's sidecar with
     no flag: after each change it asks the broker what it runs (at the registration's address,
     security from --command-config), and lists each key the broker reports otherwise as a
@@ -164,6 +170,20 @@ def run(
       configctl listener run --broker-id 1 --server-properties examples/server-1.properties \\
           --state-dir /tmp/configctl-state --plugin examples.plugins.quota_enforcer:ClientQuotaEnforcer
     """
+    from configctl.configparse import load_properties_file
+    from configctl.kraft.recorder import is_kraft_node
+
+    properties = load_properties_file(server_properties)
+    if is_kraft_node(properties):
+        if plugins or discover_plugins or state_dir or metrics_port is not None:
+            raise click.UsageError(
+                "beside a KRaft broker the listener is its flight recorder: --plugin, --discover-plugins, "
+                "--state-dir and --metrics-port are ZooKeeper mode's"
+            )
+        held = _setup_logging(log_level, log_format, broker_id)
+        _record(broker_id, properties, digest_key_file, held)
+        return
+
     from configctl.listener import ConfigListener
 
     held = _setup_logging(log_level, log_format, broker_id)
@@ -220,6 +240,55 @@ def run(
     finally:
         instance.stop()
     log.info("stopped at change %d", instance.last_applied_change)
+
+
+def _record(broker_id: int, properties: dict[str, str], digest_key_file: str | None, held: _HeldLogs) -> None:
+    """``listener run`` beside a KRaft broker: its flight recorder until SIGTERM or Ctrl-C."""
+    from pathlib import Path
+
+    from configctl.digests import read_digest_key
+    from configctl.kraft.recorder import Recorder, metadata_log_dir, node_id, plaintext_bootstrap
+    from configctl.kraft.recordertopic import TOPIC
+
+    node_id(properties, broker_id)
+    bootstrap = settings().bootstrap_server or plaintext_bootstrap(properties)
+    if bootstrap is None:
+        raise click.UsageError(
+            "the broker has no PLAINTEXT listener to reach the cluster through: give --bootstrap-server "
+            "(and --command-config)"
+        )
+    command_config = settings().command_config
+    recorder = Recorder(
+        broker_id,
+        metadata_log_dir(properties),
+        bootstrap,
+        Path(command_config) if command_config else None,
+        digest_key=read_digest_key(digest_key_file),
+    )
+    stop = threading.Event()
+    _install_signal_handlers(stop)
+    log = logging.getLogger("configctl.listener")
+    try:
+        recorder.open()
+    except BaseException:
+        held.drop()
+        raise
+    held.release()
+    try:
+        log.info(
+            "recording broker %d's metadata log %s into %s at %s from offset %d; stop with SIGTERM or Ctrl-C",
+            broker_id,
+            recorder.log_dir,
+            TOPIC,
+            bootstrap,
+            recorder.position,
+        )
+        recorder.run(stop)
+    finally:
+        recorder.close()
+    log.info(
+        "stopped at metadata offset %d (%d change(s) recorded)", recorder.position, recorder.recorded_changes
+    )
 
 
 def _start_unless_stopped(instance: Any, stop: threading.Event) -> bool:

@@ -15,7 +15,7 @@ half-written last batch of a running node) ends the read at the last whole batch
 records may not be committed yet (a follower can still truncate them): the reader says what the
 file holds, and the one who reads it decides what is committed (issue 34's next step).
 
-This is the first brick of the KRaft flight recorder; no command uses it yet.
+The flight recorder (:mod:`configctl.kraft.recorder`) reads it beside a broker.
 """
 
 from __future__ import annotations
@@ -37,11 +37,14 @@ _SNAPSHOT = re.compile(r"(\d{20})-(\d{10})\.checkpoint")
 @dataclass(frozen=True)
 class MetadataEntry:
     """One data record: its offset (in a snapshot, its position there, as Kafka's tool prints
-    it), the append time Kafka recorded for it (ms since the epoch), and the record."""
+    it), the append time Kafka recorded for it (ms since the epoch), the record, and the base
+    offset of its batch: the records of one request the controller committed share a batch, so
+    a recorder tells one write from the next by it."""
 
     offset: int
     append_time_ms: int
     record: MetadataRecord
+    batch: int = 0
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ def _entries(batch: Batch, where: str, start: int, digest_key: bytes | None) -> 
             decoded = decode_metadata_record(record.value, digest_key)
         except ValueError as problem:
             raise CorruptLog(f"{where} at offset {record.offset}: {problem}") from None
-        yield MetadataEntry(record.offset, record.timestamp_ms, decoded)
+        yield MetadataEntry(record.offset, record.timestamp_ms, decoded, batch.base_offset)
 
 
 def read_log(

@@ -31,6 +31,7 @@ from configctl.secrets import ScramCredential
 FRAME_VERSION = 1
 CONFIG_RECORD, USER_SCRAM_CREDENTIAL_RECORD, FEATURE_LEVEL_RECORD = 4, 11, 12
 CLIENT_QUOTA_RECORD, REMOVE_USER_SCRAM_CREDENTIAL_RECORD = 14, 22
+TOPIC_RECORD, REMOVE_TOPIC_RECORD = 2, 9
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,21 @@ class FeatureLevelRecord:
 
 
 @dataclass(frozen=True)
+class TopicRecord:
+    """A topic made: its name and id (a topic's configs are named by its name, its removal by its id)."""
+
+    name: str
+    topic_id: str
+
+
+@dataclass(frozen=True)
+class RemoveTopicRecord:
+    """A topic deleted, by id: Kafka writes no ConfigRecord for the configs that go with it."""
+
+    topic_id: str
+
+
+@dataclass(frozen=True)
 class OtherRecord:
     """A record configctl does not decode (a topic, a partition, a broker's registration ...)."""
 
@@ -100,6 +116,8 @@ MetadataRecord = (
     | UserScramCredentialRecord
     | RemoveUserScramCredentialRecord
     | FeatureLevelRecord
+    | TopicRecord
+    | RemoveTopicRecord
     | OtherRecord
 )
 
@@ -142,6 +160,10 @@ class _Reader:
         if text is None:
             raise ValueError("a non-nullable string is null")
         return text
+
+    def uuid(self) -> str:
+        """A UUID's 16 bytes, as hex (only compared, never shown)."""
+        return self._take(16).hex()
 
     def compact_array_length(self) -> int:
         return self.unsigned_varint() - 1
@@ -211,6 +233,18 @@ def _feature(reader: _Reader) -> FeatureLevelRecord:
     return FeatureLevelRecord(name, level)
 
 
+def _topic(reader: _Reader) -> TopicRecord:
+    name, topic_id = reader.string(), reader.uuid()
+    reader.tagged_fields()
+    return TopicRecord(name, topic_id)
+
+
+def _topic_removal(reader: _Reader) -> RemoveTopicRecord:
+    topic_id = reader.uuid()
+    reader.tagged_fields()
+    return RemoveTopicRecord(topic_id)
+
+
 def decode_metadata_record(value: bytes, digest_key: bytes | None = None) -> MetadataRecord:
     """One metadata record's value (an ``ApiMessageAndVersion``), decoded, its secrets digested.
 
@@ -234,6 +268,10 @@ def decode_metadata_record(value: bytes, digest_key: bytes | None = None) -> Met
         record = _scram_removal(reader)
     elif api_key == FEATURE_LEVEL_RECORD:
         record = _feature(reader)
+    elif api_key == TOPIC_RECORD:
+        record = _topic(reader)
+    elif api_key == REMOVE_TOPIC_RECORD:
+        record = _topic_removal(reader)
     else:
         return OtherRecord(api_key, version)
     if reader.pos != len(value):

@@ -9,9 +9,12 @@ nothing; each refuses retiring and watching in its own words.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from configctl.store import Notification
+
+if TYPE_CHECKING:
+    from configctl import applied
 
 
 class NoFleetState:
@@ -22,6 +25,9 @@ class NoFleetState:
         return []
 
     def notification_times(self) -> list[tuple[int, str, int]]:
+        return []
+
+    def notified_changes(self) -> list[applied.Record]:
         return []
 
     def latest_change_number(self) -> int | None:

@@ -101,7 +101,7 @@ class KRaftReports:
             "brokers": sorted(
                 (_broker(b) for b in cluster.get("brokers") or ()), key=lambda b: b["broker_id"]
             ),
-            "quorum": _quorum(quorum),
+            "quorum": quorum_report(quorum),
         }
 
 
@@ -143,7 +143,7 @@ def _replica(state: dict[str, Any], high_watermark: int | None) -> dict[str, Any
     }
 
 
-def _quorum(described: dict[str, Any]) -> dict[str, Any]:
+def quorum_report(described: dict[str, Any]) -> dict[str, Any]:
     partitions = [p for topic in described.get("topics") or () for p in topic.get("partitions") or ()]
     if not partitions:
         return {
@@ -170,4 +170,4 @@ def _ms(value: Any) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-__all__ = ["KRaftReports"]
+__all__ = ["KRaftReports", "quorum_report"]

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from configctl import applied
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.features import ClusterMode, cluster_mode
@@ -39,7 +40,8 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, KafkaUnavailable
 from configctl.handlers import brokerlogger
 from configctl.identity import default_identity
-from configctl.kraft import historytopic
+from configctl.kraft import historytopic, recordertopic, rollouttopic
+from configctl.kraft.metadatafold import MetadataChange
 from configctl.kraft.nofleet import NoFleetState
 from configctl.kraft.reads import OWN_SOURCE, own_layer, read_entity
 from configctl.migration import KRAFT, MetadataOwner
@@ -95,7 +97,8 @@ class KRaftStore(NoFleetState):
         self.mode: ClusterMode | None = None
         """What the cluster said it runs (its metadata version and release), once asked."""
         self._records: dict[str, list[HistoryRecord]] | None = None
-        self._writer: _Clients | None = None
+        self._recorder: recordertopic.Recorded | None = None
+        self._writer: OwnTopicClients | None = None
         self._producer: Any = None
         self._written: dict[Entity, Stored] = {}
 
@@ -190,7 +193,7 @@ class KRaftStore(NoFleetState):
         configctl's own history topic; brokers: each running broker and the default; groups and
         client-metrics subscriptions: those with a config, as ListConfigResources lists them)."""
         if entity_type is EntityType.TOPICS:
-            names = [t for t in self.admin.topic_names() if t != historytopic.TOPIC]
+            names = [t for t in self.admin.topic_names() if t not in OWN_TOPICS]
             return [Entity.of(EntityType.TOPICS, name) for name in names]
         if entity_type is EntityType.BROKERS:
             ids = sorted(self.running_brokers() or ())
@@ -283,8 +286,12 @@ class KRaftStore(NoFleetState):
         return self.histories([entity])[entity.path]
 
     def history_entities(self) -> list[Entity]:
+        """Every entity configctl recorded a write of, or the flight recorder saw written."""
+        paths = set(self._all_records()) | {
+            c.entity_path for c in self.recorded().changes.values() if not _own(c.entity_path)
+        }
         found = []
-        for path in self._all_records():
+        for path in sorted(paths):
             try:
                 found.append(Entity.from_path(path))
             except InvalidInput:
@@ -324,16 +331,64 @@ class KRaftStore(NoFleetState):
         return self._records
 
     def _version(self, entity: Entity, config: dict[str, str]) -> int:
-        """The version configctl's history gives ``config`` (the module docstring's rule)."""
+        """The version configctl's history gives ``config`` (the module docstring's rule), every
+        write the flight recorder saw since configctl's newest record counted one by one."""
         records = self._all_records().get(entity.path)
         if entity.type.in_broker_memory:  # loggers the broker makes as it runs are no write
             return brokerlogger.history_version(records or [], config)
+        changes = self.recorded().of_entity(entity.path)
         if not records:
-            return 0 if config else ABSENT
+            if not config:
+                return ABSENT
+            return max(0, len(changes) - 1)  # its writes, all outside configctl: 0 for the first
         newest = max(records, key=lambda r: (r.version, r.time_ms))
-        if newest.config is not None and newest.config == _masked(entity, config):
-            return newest.version
-        return newest.version + 1
+        masked = _masked(entity, config)
+        anchor = _anchor(entity, newest, changes)
+        if anchor is None:  # the recorder has not seen configctl's write (not running, or behind)
+            same = newest.config is not None and newest.config == masked
+            return newest.version if same else newest.version + 1
+        later = changes[anchor + 1 :]
+        left = dict(newest.config or {})
+        for change in later:
+            for key, value in _masked_values(entity, change).items():
+                if value is None:
+                    left.pop(key, None)
+                else:
+                    left[key] = value
+        unseen = 0 if left == masked else 1  # a write newer than the recorder's last
+        return newest.version + len(later) + unseen
+
+    # -- the flight recorder's record (configctl.kraft.recorder) ------------------------------
+
+    def recorded(self) -> recordertopic.Recorded:
+        """What the recorders beside the brokers recorded (nothing, when none runs), read once."""
+        if self._recorder is None:
+            with self._clients(producer=False) as (_, _, consumer):
+                self._recorder = recordertopic.read_all(consumer, self.bootstrap, self._timeout)
+        return self._recorder
+
+    def notification_times(self) -> list[tuple[int, str, int]]:
+        """Each write the flight recorder holds: its metadata offset (KRaft's change number), its
+        entity and the time the controllers committed it, oldest first."""
+        changes = self.recorded().changes
+        return [(o, changes[o].entity_path, changes[o].time_ms) for o in sorted(changes)]
+
+    def notified_changes(self) -> list[applied.Record]:
+        """Each recorded write as what it stored, secrets masked as configctl's history keeps them."""
+        found = []
+        for offset in sorted(self.recorded().changes):
+            change = self.recorded().changes[offset]
+            try:
+                entity = Entity.from_path(change.entity_path)
+            except InvalidInput:
+                continue
+            old = _masked_values(entity, change, side=0)
+            new = _masked_values(entity, change)
+            keys = tuple(applied.KeyRecord(k, old[k], None, new[k], None, new[k]) for k in sorted(new))
+            found.append(
+                applied.Record(applied.APPLIED, -1, offset, change.entity_path, change.time_ms, keys)
+            )
+        return found
 
     def _history_writer(self) -> Any:
         """The producer of history records, opened on the first write and kept until
@@ -351,7 +406,7 @@ class KRaftStore(NoFleetState):
         return self._producer
 
     def _clients(self, *, producer: bool = True) -> Any:
-        return _Clients(self.bootstrap, self.command_config, self._timeout, producer=producer)
+        return OwnTopicClients(self.bootstrap, self.command_config, self._timeout, producer=producer)
 
     # -- BrokerReports: each broker asked (configctl.kraft.reports) ------------------------------
 
@@ -389,6 +444,45 @@ class KRaftStore(NoFleetState):
 
 _THROUGH_BROKERS = "a KRaft cluster's configs are written through its brokers' Admin API only"
 
+OWN_TOPICS = frozenset({historytopic.TOPIC, rollouttopic.TOPIC, recordertopic.TOPIC})
+"""configctl's own topics: what it keeps beside the configs, never listed as the cluster's topics."""
+
+ANCHOR_SLACK_MS = 10_000
+"""How much later than configctl's record of a write the controllers' commit of it may be timed
+(the writer's clock against the controller's)."""
+ANCHOR_WINDOW_MS = 120_000
+"""How much earlier: a write is recorded once the brokers answered it, within a request's timeout."""
+
+
+def _own(entity_path: str) -> bool:
+    return entity_path.startswith("topics/") and entity_path.removeprefix("topics/") in OWN_TOPICS
+
+
+def _masked_values(entity: Entity, change: MetadataChange, side: int = 1) -> dict[str, str | None]:
+    """The values a recorded write left (``side`` 0: found), secrets masked as history keeps them."""
+    values = {key: both[side] for key, both in change.changed.items()}
+    present = {key: value for key, value in values.items() if value is not None}
+    masked = _masked(entity, {k: (MASK if k in change.secrets else v) for k, v in present.items()})
+    return {key: masked.get(key) for key in values}
+
+
+def _anchor(entity: Entity, record: HistoryRecord, changes: Sequence[MetadataChange]) -> int | None:
+    """The index of the recorded write that is configctl's ``record``: the latest one committed
+    around when the record was made (:data:`ANCHOR_SLACK_MS` after, :data:`ANCHOR_WINDOW_MS`
+    before) that set what the record holds for every key it moved (None: the recorder holds no
+    such write)."""
+    if record.config is None:
+        return None
+    for index in range(len(changes) - 1, -1, -1):
+        change = changes[index]
+        if change.time_ms > record.time_ms + ANCHOR_SLACK_MS:
+            continue
+        if change.time_ms < record.time_ms - ANCHOR_WINDOW_MS:
+            return None
+        if all(record.config.get(k) == v for k, v in _masked_values(entity, change).items()):
+            return index
+    return None
+
 
 def _masked(entity: Entity, config: dict[str, str]) -> dict[str, str]:
     from configctl import catalogue
@@ -398,7 +492,7 @@ def _masked(entity: Entity, config: dict[str, str]) -> dict[str, str]:
     )
 
 
-class _Clients:
+class OwnTopicClients:
     """A ``KafkaAdminClient``, a ``KafkaProducer`` (acks from every in-sync replica) and a
     ``KafkaConsumer`` (no group) on the store's bootstrap, for one history read or write."""
 
@@ -441,4 +535,4 @@ class _Clients:
         self._open.clear()
 
 
-__all__ = ["CAPABILITIES", "KRaftStore", "KafkaUnavailable"]
+__all__ = ["CAPABILITIES", "KRaftStore", "KafkaUnavailable", "OwnTopicClients"]

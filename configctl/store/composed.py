@@ -31,6 +31,7 @@ from configctl.znodes import HistoryRecord
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from configctl import applied
     from configctl.migration import MetadataOwner
 
 
@@ -188,6 +189,9 @@ class Store:
 
     def notification_times(self) -> list[tuple[int, str, int]]:
         return self.base.notification_times()
+
+    def notified_changes(self) -> list[applied.Record]:
+        return self.base.notified_changes()
 
     def latest_change_number(self) -> int | None:
         return self.base.latest_change_number()

@@ -37,6 +37,7 @@ from configctl.znodes import HistoryRecord
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from configctl import applied
     from configctl.migration import MetadataOwner
     from configctl.reported import ReportedConfig
     from configctl.rollout.record import CanaryPlan, Listed, Loaded, Options, Planned, Record, Undo, UndoChunk
@@ -186,6 +187,12 @@ class Notifications(Protocol):
         ...
 
     def latest_change_number(self) -> int | None: ...
+
+    def notified_changes(self) -> list[applied.Record]:
+        """What each change of :meth:`notification_times` stored, where the store itself knows it
+        (a KRaft cluster's flight recorder: every key each write moved); [] where only the
+        listeners' applied logs say it."""
+        ...
 
     def notified_paths(self, notifications: Sequence[Notification]) -> list[str]:
         """The entity path each of ``notifications`` names (gone, unreadable or malformed ones left out)."""

@@ -21,9 +21,8 @@ from typing import Any
 from configctl import applied
 from configctl.effective import (
     EffectiveReport,
+    broker_static,
     dependencies,
-    published_state,
-    static_config,
     target_entity,
     view_from,
 )
@@ -66,8 +65,8 @@ def moment(
     applied_dirs: Sequence[str | Path] = (),
     history: History | None = None,
 ) -> Moment:
-    """Broker ``broker_id`` at ``ref``: its published static config, history, its applied log."""
-    state = published_state(store, broker_id)
+    """Broker ``broker_id`` at ``ref``: its static config (:func:`broker_static`), history, its applied log."""
+    static = broker_static(store, broker_id)
     records = applied_records(broker_id, applied_dirs)
     history = history or History(store, records or ())
     at_ms = resolve(ref, history, records or ())
@@ -77,7 +76,7 @@ def moment(
             if record.change_number == ref.change and record.kind == applied.APPLIED:
                 fold_ms = max(at_ms, record.applied_at_ms)
                 break
-    return Moment(broker_id, at_ms, static_config(state), history, records, fold_ms)
+    return Moment(broker_id, at_ms, static, history, records, fold_ms)
 
 
 def effective_at(

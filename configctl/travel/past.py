@@ -48,6 +48,7 @@ class History:
         self._unknown: dict[int, OutsideWrite] = {}  # id of a record marking when a gap's config is unknown
         self._entities: list[Entity] | None = None
         self._notifications: list[tuple[int, str, int]] | None = None
+        self._changes: list[applied.Record] | None = None
         self._exists: dict[str, bool] = {}  # does the entity's config node exist now (read once)
 
     def recorded(self, entity: Entity) -> list[HistoryRecord]:
@@ -82,8 +83,15 @@ class History:
             # unrecorded version says nothing about who wrote it: nothing is derived
             self._derived[entity.path] = derive(
                 entity.path, found, node if self.store.history_limit > 0 else None,
-                notified.get(entity.path, ()), self.logs,
+                notified.get(entity.path, ()), self.changes(),
             )  # fmt: skip
+
+    def changes(self) -> list[applied.Record]:
+        """What each change did: the applied logs given, and what the store itself knows (on
+        KRaft, every write the flight recorder holds), read once."""
+        if self._changes is None:
+            self._changes = [*self.logs, *self.store.notified_changes()]
+        return self._changes
 
     def outside(self, entity: Entity) -> list[OutsideWrite]:
         """The writes of ``entity`` made outside configctl, newest first."""

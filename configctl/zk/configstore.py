@@ -57,6 +57,7 @@ from configctl.znodes import CHANGES_PATH, HistoryRecord, HistoryZNodes, decode_
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from configctl import applied
     from configctl.zk.fleetwatch import ZooKeeperFleetWatch
     from configctl.zk.rollouts import ZooKeeperRollouts
 
@@ -412,6 +413,10 @@ class ZooKeeperStore:
     def notification_times(self) -> list[tuple[int, str, int]]:
         """Each notification still in ``/config/changes``: its number, entity path and ctime."""
         return notification_nodes.times(self.session)
+
+    def notified_changes(self) -> list[applied.Record]:
+        """Nothing: a notification names its entity, not what changed (the applied logs say it)."""
+        return []
 
     # -- the fleet (what the listeners publish: :mod:`configctl.zk.fleetstate`) -------------------
 

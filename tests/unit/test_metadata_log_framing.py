@@ -24,7 +24,9 @@ from configctl.kraft.metadatarecords import (
     ConfigRecord,
     FeatureLevelRecord,
     OtherRecord,
+    RemoveTopicRecord,
     RemoveUserScramCredentialRecord,
+    TopicRecord,
     UserScramCredentialRecord,
     decode_metadata_record,
 )
@@ -292,7 +294,12 @@ def test_tagged_fields_are_skipped_and_other_records_are_not_errors() -> None:
     )
     tagged += uvarint(9) + uvarint(2) + b"xy"  # one tagged field: tag 9, two bytes
     assert decode_metadata_record(tagged) == FeatureLevelRecord("metadata.version", 33)
-    assert decode_metadata_record(message(2, b"\x00" * 20)) == OtherRecord(2, 0)  # TopicRecord
+    topic_id = bytes(range(16))
+    assert decode_metadata_record(message(2, cstring("orders") + topic_id)) == TopicRecord(
+        "orders", topic_id.hex()
+    )
+    assert decode_metadata_record(message(9, topic_id)) == RemoveTopicRecord(topic_id.hex())
+    assert decode_metadata_record(message(3, b"\x00" * 20)) == OtherRecord(3, 0)  # PartitionRecord
     assert decode_metadata_record(message(4, b"", version=1)) == OtherRecord(4, 1)  # a version unknown here
 
 
@@ -321,12 +328,12 @@ def test_segments_in_offset_order_with_gaps_where_they_fall(tmp_path: Path) -> N
     part = tmp_path / "__cluster_metadata-0"
     one = config_value(4, "", "a", "1")
     _segment(part, 20, batch(20, [one]), batch(21, [one, config_value(4, "", "a", "2")], attributes=0))
-    _segment(part, 10, batch(10, [message(2, b"")]), batch(11, [b"\x00\x00"], attributes=0x20))  # control
+    _segment(part, 10, batch(10, [message(3, b"")]), batch(11, [b"\x00\x00"], attributes=0x20))  # control
     _segment(part, 30, batch(30, [config_value(4, "", "b", None)], base_ts=7))
     (part / "00000000000000000030.log.deleted").write_bytes(b"junk")
     items = list(read_log(tmp_path))
     assert items[0] == Gap(0, 10)
-    assert items[1] == MetadataEntry(10, 1_000, OtherRecord(2, 0))
+    assert items[1] == MetadataEntry(10, 1_000, OtherRecord(3, 0), 10)
     assert items[2] == Gap(12, 20)
     assert [i.offset if isinstance(i, MetadataEntry) else i for i in items[3:]] == [
         20,
@@ -335,11 +342,11 @@ def test_segments_in_offset_order_with_gaps_where_they_fall(tmp_path: Path) -> N
         Gap(23, 30),
         30,
     ]
-    assert items[-1] == MetadataEntry(30, 7, ConfigRecord(4, "", "b", None))
+    assert items[-1] == MetadataEntry(30, 7, ConfigRecord(4, "", "b", None), 30)
     assert list(read_log(part, 22)) == [
-        MetadataEntry(22, 1_000, ConfigRecord(4, "", "a", "2")),
+        MetadataEntry(22, 1_000, ConfigRecord(4, "", "a", "2"), 21),
         Gap(23, 30),
-        MetadataEntry(30, 7, ConfigRecord(4, "", "b", None)),
+        MetadataEntry(30, 7, ConfigRecord(4, "", "b", None), 30),
     ]
     assert [type(i).__name__ for i in read_log(part, 5)][:2] == ["Gap", "MetadataEntry"]
 
@@ -360,7 +367,7 @@ def test_snapshots_are_listed_and_read_without_their_control_records(tmp_path: P
     (part / "00000000000000000090-0000000002.checkpoint.part").write_bytes(b"")
     found = snapshots(tmp_path)
     assert [(s.end_offset, s.epoch) for s in found] == [(50, 2)]
-    assert list(read_snapshot(found[0])) == [MetadataEntry(1, 1_000, FeatureLevelRecord("x", 1))]
+    assert list(read_snapshot(found[0])) == [MetadataEntry(1, 1_000, FeatureLevelRecord("x", 1), 1)]
 
 
 def test_no_metadata_log_is_not_found(tmp_path: Path) -> None:
@@ -373,7 +380,7 @@ def test_a_segment_deleted_while_the_log_is_read_leaves_a_gap(tmp_path: Path) ->
     for base in (0, 10, 20):
         _segment(part, base, batch(base, [config_value(4, "", "k", str(base))] * 10))
     reading = read_log(tmp_path)
-    assert next(reading) == MetadataEntry(0, 1_000, ConfigRecord(4, "", "k", "0"))
+    assert next(reading) == MetadataEntry(0, 1_000, ConfigRecord(4, "", "k", "0"), 0)
     (part / f"{10:020d}.log").unlink()  # Kafka's retention, after the listing
     rest = list(reading)
     assert Gap(10, 20) in rest
