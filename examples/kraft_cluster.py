@@ -3,7 +3,7 @@
 ``start`` formats and runs a cluster (``--brokers`` brokers and a controller of their own, or
 ``--combined``: one node that is broker and controller), writes where it is to ``--info`` (a
 shell file, sourced by the tour: ``bootstrap``, ``controllers``, ``cluster_id``,
-``broker_<id>_bootstrap``, ``broker_<id>_pid``, and ``kafka_configs``, a bash array: Kafka 4's
+``broker_<id>_bootstrap``, ``broker_<id>_pid``, ``broker_<id>_properties``, and ``kafka_configs``, a bash array: Kafka 4's
 own kafka-configs.sh, ``org.apache.kafka.tools.ConfigCommand`` from the same jars) once every
 broker serves and is registered, and stays in the foreground until SIGTERM or SIGINT, then
 stops every node (brokers before their controllers).
@@ -74,6 +74,7 @@ def _write_info(path: Path, cluster: KRaftCluster) -> None:
         lines += [
             f"broker_{broker_id}_bootstrap={shlex.quote(broker.bootstrap)}",
             f"broker_{broker_id}_pid={pid}",
+            f"broker_{broker_id}_properties={shlex.quote(str(broker.properties_file))}",
         ]
     partial = path.with_name(path.name + ".partial")
     partial.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")

@@ -3,15 +3,21 @@
 # (two brokers and a controller of their own), configctl writing every family through the brokers
 # (the Admin API) and reading it back, Kafka 4's own kafka-configs.sh agreeing, a broker's own
 # refusal, history kept in the cluster, plan/apply, rollback, a canary judged by the brokers, and a
-# write by Kafka's tool seen as a version moved. Everything it starts it stops. About a minute.
+# write by Kafka's tool seen as a version moved and dated by configctl's flight recorder beside
+# broker 1. Everything it starts it stops. About a minute.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
 work="$(mktemp -d -t configctl-kraft-demo.XXXXXX)"
 kraft_pid=""
+recorder_pid=""
 
 cleanup() {
+  if [ -n "$recorder_pid" ]; then
+    kill "$recorder_pid" 2>/dev/null || true
+    wait "$recorder_pid" 2>/dev/null || true
+  fi
   # the starter stops every node (brokers, then their controller) on SIGTERM
   if [ -n "$kraft_pid" ]; then
     kill "$kraft_pid" 2>/dev/null || true
@@ -55,6 +61,17 @@ cat "$work/kraft.log"
 . "$work/kraft.env"  # bootstrap, controllers, cluster_id, broker_<id>_bootstrap, kafka_configs (an array)
 echo "\$ export CONFIGCTL_BOOTSTRAP_SERVER=$bootstrap   # configctl finds a KRaft cluster there (a finalized metadata.version)"
 export CONFIGCTL_BOOTSTRAP_SERVER="$bootstrap"
+
+step "The flight recorder beside broker 1: every committed config write, whoever made it, kept in the cluster"
+# it reads broker 1's metadata log from its disk (read-only) into the topic _configctl_metadata
+typed configctl listener run --broker-id 1 --server-properties "$broker_1_properties" '&'
+configctl listener run --broker-id 1 --server-properties "$broker_1_properties" >"$work/recorder.log" 2>&1 &
+recorder_pid="$!"
+for _ in $(seq 150); do
+  grep -q "recording broker" "$work/recorder.log" 2>/dev/null || ! kill -0 "$recorder_pid" 2>/dev/null && break
+  sleep 0.2
+done
+head -n 1 "$work/recorder.log"
 show python examples/kafka_brokers.py create-topic --bootstrap "$bootstrap" --topic orders --replication-factor 2
 
 step "Every family, written through the brokers (each write checked against its version and read back)"
@@ -131,7 +148,8 @@ echo "configctl last saw topic orders at version $known"
 kafka_configs --bootstrap-server "$bootstrap" --alter --entity-type topics --entity-name orders --add-config retention.ms=7777777
 show configctl alter --topic orders --add-config 'retention.ms=5' --if-version "$known" \
   || echo "(exit status $?: a conflict; nothing written)"
-show configctl history --topic orders
+sleep 1  # the recorder records a committed write within about a second
+show configctl history --topic orders   # the recorder dates Kafka's tool's write: its commit time and offset
 show configctl describe --topic orders
 
 step "Done: stopping the brokers, then their controller"

@@ -322,13 +322,23 @@ class KRaftStore(NoFleetState):
 
     def _all_records(self) -> dict[str, list[HistoryRecord]]:
         if self._records is None:
-            with self._clients(producer=False) as (_, _, consumer):
-                records = historytopic.read_all(consumer, self.bootstrap, self._timeout)
-            grouped: dict[str, list[HistoryRecord]] = {}
-            for record in records:
-                grouped.setdefault(record.entity_path, []).append(record)
-            self._records = grouped
+            self._read_own_topics()
+        assert self._records is not None
         return self._records
+
+    def _read_own_topics(self) -> None:
+        """configctl's history and the flight recorder's record, read with one consumer: every
+        version configctl gives needs both."""
+        with self._clients(producer=False) as (_, _, consumer):
+            records = historytopic.read_all(consumer, self.bootstrap, self._timeout)
+            recorded = recordertopic.read_all(consumer, self.bootstrap, self._timeout)
+        grouped: dict[str, list[HistoryRecord]] = {}
+        for record in records:
+            grouped.setdefault(record.entity_path, []).append(record)
+        if self._records is None:
+            self._records = grouped
+        if self._recorder is None:
+            self._recorder = recorded
 
     def _version(self, entity: Entity, config: dict[str, str]) -> int:
         """The version configctl's history gives ``config`` (the module docstring's rule), every
@@ -363,8 +373,8 @@ class KRaftStore(NoFleetState):
     def recorded(self) -> recordertopic.Recorded:
         """What the recorders beside the brokers recorded (nothing, when none runs), read once."""
         if self._recorder is None:
-            with self._clients(producer=False) as (_, _, consumer):
-                self._recorder = recordertopic.read_all(consumer, self.bootstrap, self._timeout)
+            self._read_own_topics()
+        assert self._recorder is not None
         return self._recorder
 
     def notification_times(self) -> list[tuple[int, str, int]]:

@@ -48,6 +48,7 @@ PAGES = [
     "applied-log.md",
     "history-topic.md",
     "rollout-topic.md",
+    "recorder-topic.md",
 ]
 _BLOCK = re.compile(r"<!-- (checked|not checked|file): (.*?) -->\n```(json|yaml|text)\n(.*?)\n```", re.S)
 _FENCE = re.compile(r"^```json$", re.M)

@@ -83,6 +83,8 @@ def test_the_kraft_tour_shows_every_claim_against_real_brokers(tmp_path: Path):
         "configctl last saw topic orders at version 2",
         "(exit status 5: a conflict; nothing written)",
         "outside configctl",
+        # the flight recorder beside broker 1
+        "recording broker 1's metadata log",
     ]
     missing = [line for line in expected if line not in out]
     assert not missing, (missing, out[-4000:])

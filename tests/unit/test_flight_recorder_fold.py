@@ -158,3 +158,25 @@ def test_a_recorded_secret_is_masked_as_history_keeps_it():
     )
     assert _masked_values(user, change) == {"SCRAM-SHA-256": MASK, "producer_byte_rate": None}
     assert _masked_values(user, change, side=0) == {"SCRAM-SHA-256": None, "producer_byte_rate": "1"}
+
+
+def test_the_reference_pages_examples_are_records_configctl_reads():
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).parents[2] / "docs" / "reference" / "recorder-topic.md"
+    blocks = re.findall(r"```json\n(.*?)\n```", page.read_text(encoding="utf-8"), re.S)
+    found = recordertopic.Recorded()
+    for block in blocks:
+        recordertopic.decode(block.encode(), found)
+    assert found.changes[4211].changed == {"retention.ms": ("1000", "2000")}
+    assert found.gaps[0].entities == ("topics/orders", "users/alice")
+    assert found.recorders[1]["recorded_to"] == 4230
+    # every field the page shows is one configctl writes
+    change = MetadataChange(4211, 1795935474780, "topics/orders", {"retention.ms": ("1000", "2000")})
+    import json
+
+    assert set(json.loads(recordertopic.encode_change(change, 1, 1))) == set(json.loads(blocks[0]))
+    gap = recordertopic.GapRecord(0, 1230, ("topics/orders",), 1, 1)
+    assert set(json.loads(recordertopic.encode_gap(gap))) == set(json.loads(blocks[1]))
+    assert set(json.loads(recordertopic.encode_progress(1, 1, 1, 1, (), 1))) == set(json.loads(blocks[2]))
