@@ -167,6 +167,35 @@ class ReportedView(ReportedStatus):
                     _when(node.get("last_fetch_ms")),
                 )
         out.print(nodes)
+        recorders = self.cluster.get("recorders") or []
+        if not recorders:
+            out.print(
+                "[dim]No flight recorder has run: writes made outside configctl are in history undated "
+                "(configctl listener run beside a broker records them)[/]"
+            )
+            return
+        kept = Table(
+            title="Flight recorders (topic _configctl_metadata)", title_justify="left", show_edge=False
+        )
+        for column in (
+            "broker",
+            "recorded to",
+            "behind",
+            "broker's metadata offset",
+            "last seen",
+            "problems",
+        ):
+            kept.add_column(column, justify="left" if column in ("last seen", "problems") else "right")
+        for row in recorders:
+            kept.add_row(
+                str(row["broker_id"]),
+                _count(row.get("recorded_to")),
+                _count(row.get("behind")),
+                _count(row.get("broker_offset")),
+                _when(row.get("time_ms")),
+                safe("; ".join(row.get("problems") or ())) or "-",
+            )
+        out.print(kept)
 
 
 def _count(value: object) -> str:

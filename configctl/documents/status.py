@@ -72,6 +72,7 @@ class ReportedStatus:
             "metadata": self.metadata.to_json(),
             "brokers": self.brokers(),
             "quorum": self.cluster.get("quorum"),
+            "recorders": self.cluster.get("recorders", []),
         }
 
 

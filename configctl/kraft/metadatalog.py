@@ -103,11 +103,11 @@ def snapshots(log_dir: Path | str) -> list[Snapshot]:
     return sorted(found, key=lambda s: (s.end_offset, s.epoch))
 
 
-def _file_batches(path: Path) -> Iterator[Batch]:
+def _file_batches(path: Path, start: int = 0) -> Iterator[Batch]:
     """:func:`read_file_batches`, its failures to read translated once (a vanished file is the
     caller's to judge: a segment Kafka deleted is a gap, a snapshot it deleted is not there)."""
     try:
-        yield from read_file_batches(path)
+        yield from read_file_batches(path, start)
     except FileNotFoundError:
         raise
     except PermissionError:
@@ -147,7 +147,7 @@ def read_log(
     expected = start
     for _base, path in files[first:]:
         try:
-            for batch in _file_batches(path):
+            for batch in _file_batches(path, expected):
                 if batch.last_offset < expected:
                     continue
                 if batch.base_offset > expected:

@@ -124,4 +124,19 @@ def read_from(
     return found, end
 
 
-__all__ = ["COMPACTED", "Message", "append", "ensure_topic", "read_from", "replication_for"]
+def read_tail(
+    consumer: Any, topic: str, count: int, bootstrap: str, timeout: float, *, what: str
+) -> list[Message]:
+    """The newest ``count`` offsets' records of ``topic`` (fewer where compaction removed some)."""
+    from kafka.structs import TopicPartition
+
+    partition = TopicPartition(topic, 0)
+    with translate_errors(f"read {what} from {topic}", bootstrap):
+        if topic not in consumer.topics():
+            return []
+        end = consumer.end_offsets([partition])[partition]
+    found, _ = read_from(consumer, topic, max(0, end - count), bootstrap, timeout, what=what)
+    return found
+
+
+__all__ = ["COMPACTED", "Message", "append", "ensure_topic", "read_from", "read_tail", "replication_for"]

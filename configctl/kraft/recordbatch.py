@@ -11,6 +11,7 @@ the file cleanly at the last whole batch; a batch whose bytes are all there but 
 
 from __future__ import annotations
 
+import io
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -166,8 +167,14 @@ def parse_batch(data: bytes, where: str = "batch") -> Batch:
     return Batch(base, base + last_delta, epoch, base_ts, max_ts, bool(attributes & _CONTROL), records)
 
 
-def read_batches(stream: BinaryIO, where: str) -> Iterator[Batch]:
-    """Every whole batch of a file, in order, read one batch at a time (a segment may be 1 GiB).
+_TO_LAST_DELTA = 15
+"""Bytes of a batch after its offset and length up to the end of its last offset delta."""
+
+
+def read_batches(stream: BinaryIO, where: str, start: int = 0) -> Iterator[Batch]:
+    """Every whole batch of a file, in order, read one batch at a time (a segment may be 1 GiB);
+    a batch wholly below offset ``start`` is stepped over unread (a follower of the log rereads
+    its active segment every round, and that segment can hold a week of metadata).
 
     The file ending inside a batch (its header or its body) ends it cleanly: a node writing its
     active segment leaves such a torn tail, and the batch is read whole on a later pass."""
@@ -178,13 +185,22 @@ def read_batches(stream: BinaryIO, where: str) -> Iterator[Batch]:
         base, length = struct.unpack(">qi", head)
         if length < HEADER.size - LOG_OVERHEAD:
             raise CorruptLog(f"{where} at offset {base}: batch length {length} is impossible")
-        body = stream.read(length)
+        if base < start:
+            peek = stream.read(_TO_LAST_DELTA)
+            if len(peek) < _TO_LAST_DELTA:
+                return
+            if base + struct.unpack_from(">i", peek, _TO_LAST_DELTA - 4)[0] < start:
+                stream.seek(length - _TO_LAST_DELTA, io.SEEK_CUR)
+                continue
+            body = peek + stream.read(length - _TO_LAST_DELTA)
+        else:
+            body = stream.read(length)
         if len(body) < length:
             return  # a torn tail: the batch is not all written yet
         yield parse_batch(head + body, where)
 
 
-def read_file_batches(path: Path) -> Iterator[Batch]:
+def read_file_batches(path: Path, start: int = 0) -> Iterator[Batch]:
     """:func:`read_batches` of the file at ``path``, named by its path in any error."""
     with path.open("rb") as stream:
-        yield from read_batches(stream, str(path))
+        yield from read_batches(stream, str(path), start)

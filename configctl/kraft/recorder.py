@@ -150,8 +150,8 @@ class Recorder:
             recordertopic.ensure_topic(self._admin, brokers, self.bootstrap)
             reader = OwnTopicClients(self.bootstrap, self.command_config, self.timeout, producer=False)
             with reader as (_, _, consumer):
-                recorded = recordertopic.read_all(consumer, self.bootstrap, self.timeout)
-            self._rebuild(recorded.next_offset or 0)
+                resume = recordertopic.resume_offset(consumer, self.bootstrap, self.timeout)
+            self._rebuild(resume or 0)
         except BaseException:
             self.close()
             raise

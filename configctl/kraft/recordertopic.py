@@ -187,6 +187,24 @@ def append(producer: Any, records: Iterable[tuple[bytes, bytes]], bootstrap: str
     owntopics.append(producer, TOPIC, records, bootstrap, timeout, what=WHAT)
 
 
+RESUME_TAIL = 1000
+"""How many of the topic's newest records a starting recorder reads to learn where to resume."""
+
+
+def resume_offset(consumer: Any, bootstrap: str, timeout: float) -> int | None:
+    """Where a recorder starts: after the furthest any recorder recorded, as the topic's newest
+    records say (a recorder publishes its progress after every round that recorded something),
+    else as the whole topic says (None: nothing recorded yet). A resume point lower than the
+    furthest (another recorder's, older) only records some writes again, under the same keys."""
+    tail = Recorded()
+    for message in owntopics.read_tail(consumer, TOPIC, RESUME_TAIL, bootstrap, timeout, what=WHAT):
+        if message.value is not None:
+            decode(message.value, tail)
+    if tail.next_offset is not None:
+        return tail.next_offset
+    return read_all(consumer, bootstrap, timeout).next_offset
+
+
 def read_all(consumer: Any, bootstrap: str, timeout: float) -> Recorded:
     """Everything in :data:`TOPIC` (nothing, when no recorder ever ran)."""
     found, _ = owntopics.read_from(consumer, TOPIC, None, bootstrap, timeout, what=WHAT)
@@ -211,4 +229,5 @@ __all__ = [
     "gap_key",
     "read_all",
     "recorder_key",
+    "resume_offset",
 ]

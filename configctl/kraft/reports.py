@@ -36,12 +36,14 @@ class KRaftReports:
         command_config: Path | None,
         timeout: float,
         mode: Callable[[], ClusterMode | None],
+        recorders: Callable[[], dict[int, dict[str, Any]]] | None = None,
     ) -> None:
         self.admin = admin
         self.bootstrap = bootstrap
         self.command_config = command_config
         self.timeout = timeout
         self._mode = mode
+        self._recorders = recorders
 
     def reported_config(self, broker_id: int, entity: Entity) -> dict[str, str]:
         """``entity``'s own layer as broker ``broker_id`` reports it (the store's terms)."""
@@ -94,15 +96,42 @@ class KRaftReports:
         finally:
             client.close()
         mode = self._mode()
+        report = quorum_report(quorum)
         return {
+            "recorders": self._recorder_rows(report.get("high_watermark")),
             "cluster_id": cluster.get("cluster_id") or None,
             "metadata_version": None if mode is None else mode.metadata_version,
             "kafka_release": None if mode is None else (mode.release or mode.line),
             "brokers": sorted(
                 (_broker(b) for b in cluster.get("brokers") or ()), key=lambda b: b["broker_id"]
             ),
-            "quorum": quorum_report(quorum),
+            "quorum": report,
         }
+
+    def _recorder_rows(self, high_watermark: int | None) -> list[dict[str, Any]]:
+        """The flight recorders' last progress (:mod:`configctl.kraft.recordertopic`), each with how
+        far it is behind the quorum's high watermark now (None: unknown)."""
+        if self._recorders is None:
+            return []
+        rows = []
+        for broker_id, progress in sorted(self._recorders().items()):
+            recorded_to = progress.get("recorded_to")
+            behind = (
+                max(0, high_watermark - recorded_to)
+                if isinstance(recorded_to, int) and isinstance(high_watermark, int)
+                else None
+            )
+            rows.append(
+                {
+                    "broker_id": broker_id,
+                    "recorded_to": recorded_to,
+                    "behind": behind,
+                    "broker_offset": progress.get("broker_offset"),
+                    "time_ms": progress.get("time_ms"),
+                    "problems": list(progress.get("problems") or ()),
+                }
+            )
+        return rows
 
 
 def _quota_of(found: dict[Entity, dict[str, str]], entity: Entity) -> dict[str, str]:

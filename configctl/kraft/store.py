@@ -429,7 +429,10 @@ class KRaftStore(NoFleetState):
             self.kafka_release()  # asks the cluster once, if the choice point did not
             return self.mode
 
-        return KRaftReports(self.admin, self.bootstrap, self.command_config, self._timeout, mode)
+        def recorders() -> dict[int, dict[str, Any]]:
+            return self.recorded().recorders
+
+        return KRaftReports(self.admin, self.bootstrap, self.command_config, self._timeout, mode, recorders)
 
     # -- what KRaft has no place for (the rest: NoFleetState) ------------------------------
 

@@ -194,6 +194,13 @@ def test_every_writer_is_in_history_blame_and_at_with_its_commit_time(recorded, 
     assert in_force["retention.ms"]["value"] == "1000", at
     assert in_force["segment.ms"]["source"] != "DYNAMIC_TOPIC_CONFIG", at  # not written yet then
 
+    # status shows how far the recorder went, beside the quorum's own figures.
+    (row,) = as_json(fleet, "status")["recorders"]
+    assert row["broker_id"] == RECORDER_BROKER and row["recorded_to"] > newest.offset and row["problems"] == []
+    assert isinstance(row["behind"], int) and isinstance(row["broker_offset"], int)
+    shown = cli(fleet, "status")
+    assert shown.returncode == 0 and "Flight recorders" in shown.stdout, shown.stdout
+
     # configctl's next write takes the version after every recorded one.
     done = cli(fleet, "alter", "--topic", topic, "--add-config", "retention.ms=5000", "--if-version", "2")
     assert done.returncode == 0, done.stderr

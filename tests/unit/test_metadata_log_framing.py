@@ -410,3 +410,17 @@ def test_a_password_config_is_a_secret_whatever_the_resource_type(resource_type:
     assert (decoded.secret, decoded.value) == (True, digest("s3cret"))
     plain = decode_metadata_record(config_value(resource_type, "x", "retention.ms", "1"))
     assert isinstance(plain, ConfigRecord) and (plain.secret, plain.value) == (False, "1")
+
+
+def test_batches_below_the_start_are_stepped_over_unread(tmp_path: Path) -> None:
+    """A follower rereads its active segment every round: what lies below where it stopped is not
+    parsed again (a broken batch there is never seen), and a batch holding the start is read."""
+    part = tmp_path / "__cluster_metadata-0"
+    broken = bytearray(batch(0, [config_value(4, "", "k", "0")] * 3))
+    broken[-3] ^= 0x5A  # a CRC that no longer matches
+    _segment(part, 0, bytes(broken), batch(3, [config_value(4, "", "k", "3"), config_value(4, "", "k", "4")]))
+    with pytest.raises(CorruptLog):
+        list(read_log(tmp_path))
+    assert [e.offset for e in read_log(tmp_path, 3) if isinstance(e, MetadataEntry)] == [3, 4]
+    assert [e.offset for e in read_log(tmp_path, 4) if isinstance(e, MetadataEntry)] == [4]
+    assert list(read_log(tmp_path, 5)) == []
