@@ -196,7 +196,9 @@ def test_every_writer_is_in_history_blame_and_at_with_its_commit_time(recorded, 
 
     # status shows how far the recorder went, beside the quorum's own figures.
     (row,) = as_json(fleet, "status")["recorders"]
-    assert row["broker_id"] == RECORDER_BROKER and row["recorded_to"] > newest.offset and row["problems"] == []
+    assert (
+        row["broker_id"] == RECORDER_BROKER and row["recorded_to"] > newest.offset and row["problems"] == []
+    )
     assert isinstance(row["behind"], int) and isinstance(row["broker_offset"], int)
     shown = cli(fleet, "status")
     assert shown.returncode == 0 and "Flight recorders" in shown.stdout, shown.stdout
