@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from conftest import KAFKA4_HOME, KRaftFleet, _start
 from helpers import child_env, run_cli, wait_for
+from test_kraft_console import consoles as consoles  # the fixture: every console stopped with SIGTERM
+from test_kraft_console import start as start_console
 
 from configctl.kraft import recordertopic
 from configctl.kraft.metadatalog import PARTITION, MetadataEntry, read_log, segments, snapshots
@@ -132,7 +134,7 @@ def last_commit_of(fleet: KRaftFleet, name: str, key: str) -> MetadataEntry:
     ][-1]
 
 
-def test_every_writer_is_in_history_blame_and_at_with_its_commit_time(recorded, unique, tmp_path):
+def test_every_writer_is_in_history_blame_and_at_with_its_commit_time(recorded, unique, tmp_path, consoles):
     fleet = recorded
     topic, user = unique("orders"), unique("alice")
     fleet.create_topics(topic)
@@ -194,6 +196,12 @@ def test_every_writer_is_in_history_blame_and_at_with_its_commit_time(recorded, 
     assert in_force["retention.ms"]["value"] == "1000", at
     assert in_force["segment.ms"]["source"] != "DYNAMIC_TOPIC_CONFIG", at  # not written yet then
 
+    # diff between two changes by their metadata offsets: what Kafka's tool's second write moved.
+    moved = cli(fleet, "diff", "--broker", "1", "--topic", topic, "--at", f"change:{second.offset}",
+                "--at", f"change:{third.offset}", "-o", "json")  # fmt: skip
+    assert moved.returncode == 2, moved.stderr
+    assert "segment.ms" in moved.stdout and "retention.ms" not in moved.stdout, moved.stdout
+
     # status shows how far the recorder went, beside the quorum's own figures.
     (row,) = as_json(fleet, "status")["recorders"]
     assert (
@@ -202,6 +210,17 @@ def test_every_writer_is_in_history_blame_and_at_with_its_commit_time(recorded, 
     assert isinstance(row["behind"], int) and isinstance(row["broker_offset"], int)
     shown = cli(fleet, "status")
     assert shown.returncode == 0 and "Flight recorders" in shown.stdout, shown.stdout
+
+    # The console's entity page: the same writes, dated by their commits.
+    console = start_console(fleet)
+    consoles.append(console)
+    page = console.json(f"/api/entity/topics/{topic}")
+    dated = [
+        (h.get("change_number"), h["time_ms"]) for h in page["history"] if h.get("written_outside_configctl")
+    ]
+    assert dated == [(third.offset, third.append_time_ms), (second.offset, second.append_time_ms)], page[
+        "history"
+    ]
 
     # configctl's next write takes the version after every recorded one.
     done = cli(fleet, "alter", "--topic", topic, "--add-config", "retention.ms=5000", "--if-version", "2")
