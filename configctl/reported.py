@@ -9,8 +9,20 @@ and what the broker reports are compared as equal documents. Quotas come back as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from configctl.sources import (
+    DEFAULT_CONFIG,
+    DYNAMIC_BROKER_CONFIG,
+    DYNAMIC_BROKER_SOURCES,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    STATIC_BROKER_CONFIG,
+)
+
+BROKER_LAYERS = (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG)
+"""A broker's layers, the one in force first: a value of an earlier layer shadows a later one's."""
 
 
 @dataclass(frozen=True)
@@ -52,3 +64,54 @@ def quota_text(value: float) -> str:
     if value == int(value) and abs(value) < 2**63:
         return str(int(value))
     return repr(value)
+
+
+@dataclass(frozen=True)
+class NotApplied:
+    """A key a broker holds at a dynamic layer (its metadata reached the write) while the value it
+    runs comes from a layer below it: the broker refused to apply it. Kafka tells no writer so; a
+    KRaft broker that fails to apply a committed record logs an ERROR and reports the value it
+    kept, the held one only among the synonyms."""
+
+    key: str
+    held: str | None
+    layer: str
+    running: str | None
+    source: str
+
+    def sentence(self, broker_id: int) -> str:
+        return (
+            f"broker {broker_id} holds {self.key}={self.held} ({self.layer}) but runs {self.running} "
+            f"({self.source}): it refused to apply it (its server.log says why)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "held": self.held,
+            "layer": self.layer,
+            "running": self.running,
+            "source": self.source,
+        }
+
+
+def not_applied(reported: Mapping[str, ReportedConfig]) -> list[NotApplied]:
+    """Every key of a broker's own report (``describe`` of ``brokers/<id>`` with synonyms) whose
+    highest layer is a dynamic one holding another value than the broker runs. Kafka then reports
+    the value it kept under the held layer's source; the layer the kept value comes from is the
+    highest synonym holding it. (A synonym of another name, say hours for milliseconds, is not
+    compared: its units differ.)"""
+    found = []
+    for name in sorted(reported):
+        entry = reported[name]
+        if entry.sensitive:
+            continue
+        same = sorted(
+            (s for s in entry.synonyms if s.name == name and s.source in BROKER_LAYERS),
+            key=lambda s: BROKER_LAYERS.index(s.source),
+        )
+        if not same or same[0].source not in DYNAMIC_BROKER_SOURCES or same[0].value == entry.value:
+            continue
+        kept = next((s.source for s in same if s.value == entry.value), entry.source)
+        found.append(NotApplied(name, same[0].value, same[0].source, entry.value, kept))
+    return found

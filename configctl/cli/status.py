@@ -127,7 +127,9 @@ class ReportedView(ReportedStatus):
             "and controllers report"
         )
         table = Table(title="Brokers (each asked itself)", title_justify="left", show_edge=False)
-        for column in ("broker", "address", "registration", "answers", "own keys", "default keys", "digest"):
+        for column in (
+            "broker", "address", "registration", "answers", "own keys", "default keys", "digest", "not applied",
+        ):  # fmt: skip
             table.add_column(
                 column, justify="right" if column in ("broker", "own keys", "default keys") else "left"
             )
@@ -142,8 +144,16 @@ class ReportedView(ReportedStatus):
                 _count(b.get("dynamic_config_keys")),
                 _count(b.get("default_config_keys")),
                 safe((b.get("config_digest") or "")[:19]),
+                _not_applied(b.get("not_applied")),
             )
         out.print(table)
+        for b in self.brokers():
+            for item in b.get("not_applied") or ():
+                out.print(
+                    f"[red]broker {b['broker_id']} refused[/] {safe(item['key'])}={safe(str(item['held']))} "
+                    f"({safe(item['layer'])}): it runs {safe(str(item['running']))} ({safe(item['source'])}); "
+                    "its server.log says why"
+                )
         quorum = self.cluster.get("quorum") or {}
         leader = quorum.get("leader_id")
         nodes = Table(
@@ -196,6 +206,15 @@ class ReportedView(ReportedStatus):
                 safe("; ".join(row.get("problems") or ())) or "-",
             )
         out.print(kept)
+
+
+def _not_applied(items: object) -> str:
+    """The keys a broker holds but refused to apply, for the table (``-`` when none; ``?`` unknown)."""
+    if items is None:
+        return "?"
+    if not isinstance(items, list) or not items:
+        return "-"
+    return "[red]" + safe(", ".join(str(i.get("key")) for i in items)) + "[/]"
 
 
 def _count(value: object) -> str:

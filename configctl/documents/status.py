@@ -16,6 +16,7 @@ from configctl.digests import digest
 from configctl.entities import Entity, EntityType
 from configctl.errors import ConfigctlError
 from configctl.migration import MetadataOwner
+from configctl.reported import not_applied
 from configctl.store import ConfigStore
 from configctl.store.roles import BrokerReports, broker_reports
 
@@ -102,6 +103,9 @@ def _asked(reports: BrokerReports, broker_id: int) -> dict[str, Any]:
     try:
         own = reports.reported_config(broker_id, Entity.named(EntityType.BROKERS, str(broker_id)))
         default = reports.reported_config(broker_id, Entity.named(EntityType.BROKERS, ""))
+        refused = not_applied(
+            reports.reported_keys(broker_id, Entity.named(EntityType.BROKERS, str(broker_id)))
+        )
     except ConfigctlError as exc:
         return {
             "answers": False,
@@ -109,6 +113,7 @@ def _asked(reports: BrokerReports, broker_id: int) -> dict[str, Any]:
             "dynamic_config_keys": None,
             "default_config_keys": None,
             "config_digest": None,
+            "not_applied": None,
         }
     both = json.dumps({"broker": own, "default": default}, sort_keys=True)
     return {
@@ -117,4 +122,5 @@ def _asked(reports: BrokerReports, broker_id: int) -> dict[str, Any]:
         "dynamic_config_keys": len(own),
         "default_config_keys": len(default),
         "config_digest": digest(both),
+        "not_applied": [n.to_json() for n in refused],
     }

@@ -5,7 +5,9 @@ store whose capabilities say ``broker_reports`` offers no such state, but each b
 what it reports (:class:`~configctl.store.roles.BrokerReports`): a topic's config from each broker,
 a broker's own config from that broker, ``<default>`` and quotas from every broker. A broker is
 ``applied`` only once it reported the written value itself; until then it is ``pending`` (it
-answered something else: its metadata is behind) or ``unreachable`` (it did not answer). When the
+answered something else: its metadata is behind) or ``unreachable`` (it did not answer). A broker
+whose own report holds a written broker key at the written layer but runs another value refused
+to apply it (:func:`configctl.reported.not_applied`): a ``mismatch`` at once, with no wait. When the
 time runs out, a broker still reporting something else is a ``mismatch`` (a refusal, exit 9);
 one that never answered stays ``unreachable`` (exit 10). The questions back off
 (:class:`~configctl.retrying.Backoff`): no polling storm.
@@ -20,19 +22,23 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from configctl.entities import Entity
+from configctl.entities import Entity, EntityType
 from configctl.errors import ConfigctlError, KafkaUnavailable
 from configctl.fleet import APPLIED, DOWN, PENDING, BrokerOutcome, WaitResult, Written
 from configctl.fleet import wait as fleet_wait
-from configctl.handlers import handler_for
+from configctl.handlers import BROKER, handler_for
 from configctl.handlers.base import MISMATCH, UNREACHABLE
+from configctl.reported import NotApplied, not_applied
 from configctl.retrying import Backoff
+from configctl.sources import DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG
 from configctl.store import ConfigStore
 from configctl.store.roles import BrokerReports, broker_reports
 
 FIRST_DELAY = 0.2
 LONGEST_DELAY = 2.0
 """Between two rounds of questions: from 0.2 s, doubling to at most 2 s per round."""
+FINAL = (APPLIED, MISMATCH)
+"""A broker's answer that asking again cannot change: it runs the write, or it refused it."""
 OTHERWISE = "reports "
 """How the reason of a broker that answered with something else begins (a mismatch if it stays)."""
 
@@ -81,6 +87,12 @@ def ask(reports: BrokerReports, broker_id: int, expected: list[Expected]) -> Bro
             return BrokerOutcome(broker_id, PENDING, f"asked for {item.entity.path}: {exc}", True)
         if item.entity.type.in_broker_memory:  # loggers the broker made since are no difference
             reported = {k: v for k, v in reported.items() if k in item.config}
+        # A broker layer's own keys say what is stored, not what the broker runs: its own report
+        # (with synonyms) says whether it refused to apply what its metadata holds.
+        refused = _refused(reports, broker_id, item)
+        if refused is not None:
+            reason = f"refused {refused.key}={refused.held}: runs {refused.running} ({refused.source})"
+            return BrokerOutcome(broker_id, MISMATCH, reason, True, refused.sentence(broker_id))
         differ = differences(item.config, reported)
         if differ:
             return BrokerOutcome(
@@ -88,6 +100,23 @@ def ask(reports: BrokerReports, broker_id: int, expected: list[Expected]) -> Bro
             )
         expected.remove(item)
     return BrokerOutcome(broker_id, APPLIED, "reported by the broker", True)
+
+
+def _refused(reports: BrokerReports, broker_id: int, item: Expected) -> NotApplied | None:
+    """A key of a written broker layer that broker ``broker_id`` holds as written but does not run
+    (it refused to apply it: :func:`configctl.reported.not_applied`); None for any other entity,
+    or while the broker's metadata has not reached the write."""
+    if item.entity.type is not EntityType.BROKERS:
+        return None
+    layer = DYNAMIC_DEFAULT_BROKER_CONFIG if item.entity.is_default else DYNAMIC_BROKER_CONFIG
+    try:
+        own = reports.reported_keys(broker_id, BROKER.layer(broker_id))
+    except ConfigctlError:
+        return None  # asked again next round
+    return next(
+        (n for n in not_applied(own) if n.layer == layer and item.config.get(n.key) == n.held),
+        None,
+    )
 
 
 def wait_written(
@@ -142,13 +171,13 @@ def wait_reported(
     shown: list[BrokerOutcome] = []
     while True:
         for b in ids:
-            if outcomes[b].status != APPLIED:
+            if outcomes[b].status not in FINAL:
                 outcomes[b] = ask(reports, b, takes[b])
         current = [outcomes[b] for b in ids]
         if on_update is not None and current != shown:
             shown = current
             on_update(current)
-        if all(o.status == APPLIED for o in current):
+        if all(o.status in FINAL for o in current):
             break
         remaining = deadline - time.monotonic()
         if remaining <= 0:

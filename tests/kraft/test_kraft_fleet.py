@@ -136,6 +136,7 @@ def test_status_shows_brokers_quorum_and_what_each_broker_answers(kraft_cluster)
         assert broker["answers"] is True and broker["reason"] is None
         assert f"{broker['host']}:{broker['port']}" in kraft.bootstrap.split(",")
         assert broker["config_digest"].startswith("sha256:")
+        assert broker["not_applied"] == []  # every broker runs what its metadata holds
     quorum = document["quorum"]
     assert quorum["leader_id"] == 100
     assert [v["node_id"] for v in quorum["voters"]] == [100]

@@ -180,3 +180,38 @@ def test_the_reference_pages_examples_are_records_configctl_reads():
     gap = recordertopic.GapRecord(0, 1230, ("topics/orders",), 1, 1)
     assert set(json.loads(recordertopic.encode_gap(gap))) == set(json.loads(blocks[1]))
     assert set(json.loads(recordertopic.encode_progress(1, 1, 1, 1, (), 1))) == set(json.loads(blocks[2]))
+
+
+def test_a_held_value_the_broker_does_not_run_is_not_applied():
+    from configctl.reported import NotApplied, ReportedConfig, ReportedSynonym, not_applied
+
+    def key(name, value, source, *synonyms):
+        return ReportedConfig(name, value, source, synonyms=tuple(ReportedSynonym(*s) for s in synonyms))
+
+    refused = key(
+        "log.cleaner.threads", "1", "DYNAMIC_DEFAULT_BROKER_CONFIG",
+        ("log.cleaner.threads", "2", "DYNAMIC_DEFAULT_BROKER_CONFIG"), ("log.cleaner.threads", "1", "DEFAULT_CONFIG"),
+    )  # fmt: skip
+    running = key(
+        "log.cleaner.backoff.ms", "16000", "DYNAMIC_BROKER_CONFIG",
+        ("log.cleaner.backoff.ms", "16000", "DYNAMIC_BROKER_CONFIG"),
+        ("log.cleaner.backoff.ms", "9", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+    )  # fmt: skip
+    hours = key(
+        "log.retention.ms",
+        "3600000",
+        "STATIC_BROKER_CONFIG",
+        ("log.retention.hours", "1", "DYNAMIC_BROKER_CONFIG"),
+    )
+    static = key(
+        "num.io.threads", "8", "STATIC_BROKER_CONFIG", ("num.io.threads", "8", "STATIC_BROKER_CONFIG")
+    )
+    found = not_applied({k.name: k for k in (refused, running, hours, static)})
+    assert found == [
+        NotApplied("log.cleaner.threads", "2", "DYNAMIC_DEFAULT_BROKER_CONFIG", "1", "DEFAULT_CONFIG")
+    ]
+    assert (
+        found[0]
+        .sentence(2)
+        .startswith("broker 2 holds log.cleaner.threads=2 (DYNAMIC_DEFAULT_BROKER_CONFIG) but runs 1")
+    )
