@@ -45,8 +45,9 @@ from configctl.errors import InvalidInput, NotFound, ValidationFailed
 from configctl.handlers import BROKER, BrokerView, handler_for
 from configctl.handlers.base import MISMATCH, Problem
 from configctl.precedence import EffectiveValue, Ignored, Synonym
+from configctl.reported import not_applied
 from configctl.secrets import MASK
-from configctl.sources import SERVER_PROPERTIES_SOURCES, STATIC_BROKER_CONFIG
+from configctl.sources import DYNAMIC_DEFAULT_BROKER_CONFIG, SERVER_PROPERTIES_SOURCES, STATIC_BROKER_CONFIG
 from configctl.store import ConfigStore, Stored
 from configctl.store.roles import broker_reports
 from configctl.znodes import BrokerStateZNode
@@ -266,7 +267,23 @@ def reported_effective(store: ConfigStore, broker_id: int, entity: Entity) -> Ef
         )
         for key in (reported[name] for name in sorted(reported))
     )
-    return EffectiveReport(broker_id, entity.path, values, (), None, truth=fleet.REPORTED)
+    refused = not_applied(reported) if entity.type is EntityType.BROKERS else []
+    problems = tuple(  # what it holds but refused to apply, in its own words
+        Problem(
+            MISMATCH,
+            BROKER.layer(None if n.layer == DYNAMIC_DEFAULT_BROKER_CONFIG else broker_id).path,
+            None,
+            n.sentence(broker_id),
+            key=n.key,
+            expected=n.held,
+            reported=n.running,
+        )
+        for n in refused
+    )
+    stored = {n.key: n.held for n in refused}
+    return EffectiveReport(
+        broker_id, entity.path, values, (), None, problems=problems, stored=stored, truth=fleet.REPORTED
+    )
 
 
 def _kept(state: Mapping[str, Any], depends: set[str]) -> dict[str, dict[str, str]]:

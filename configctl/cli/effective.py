@@ -138,9 +138,8 @@ def render_table(out: Console, report: EffectiveReport) -> None:
         )
     for problem in report.problems:
         where = problem.entity_path or problem.notification or "?"
-        out.print(
-            f"[red]{problem.kind}[/] {safe(where)} (change {problem.change_number}): {safe(problem.reason)}"
-        )
+        change = f" (change {problem.change_number})" if problem.change_number is not None else ""
+        out.print(f"[red]{problem.kind}[/] {safe(where)}{change}: {safe(problem.reason)}")
 
 
 def _cell(value: str | None) -> str:

@@ -71,5 +71,14 @@ def test_a_broker_that_refuses_a_committed_default_is_named_at_once(uneven):
         "running": "1",
         "source": "DEFAULT_CONFIG",
     }
+    # describe --effective --broker 2: broker 2's own answer, the key it refused named under it.
+    effective = run_cli(
+        "--bootstrap-server", fleet.bootstrap, "describe", "--effective", "--broker", "2", "-o", "json"
+    )
+    assert effective.returncode == 0, effective.stderr
+    (problem,) = [p for p in json.loads(effective.stdout)["problems"] if p["key"] == "log.cleaner.threads"]
+    assert (problem["kind"], problem["expected"], problem["reported"]) == ("mismatch", "2", "1"), problem
+    assert problem["entity_path"] == "brokers/<default>"
+
     shown = run_cli("--bootstrap-server", fleet.bootstrap, "status")
     assert "broker 2 refused log.cleaner.threads=2" in " ".join(shown.stdout.split()), shown.stdout
