@@ -8,8 +8,10 @@ KAFKA  := build/kafka
 KAFKA_STAMP := $(KAFKA)/VERSION
 KAFKA4 := build/kafka4
 KAFKA4_STAMP := $(KAFKA4)/VERSION
+SPARK_KAFKA := build/spark-kafka
+SPARK_KAFKA_STAMP := $(SPARK_KAFKA)/VERSION
 
-.PHONY: all install kafka kafka-clean lock demo test test-long unit lint bench schemas clean
+.PHONY: all install kafka spark-kafka kafka-clean lock demo test test-long unit lint bench schemas clean
 .PHONY: browser test-browser screenshots
 
 all: test
@@ -37,20 +39,24 @@ lock:
 	rm -rf build/lock-venv
 
 # Apache Kafka and its dependencies from Maven Central: 3.9 (ZooKeeper mode) pinned in kafka/pom.xml
-# into build/kafka, 4.x (KRaft) pinned in kafka/kafka4/pom.xml into build/kafka4. Each stamp
+# into build/kafka, 4.x (KRaft) pinned in kafka/kafka4/pom.xml into build/kafka4, and Spark's Kafka
+# source (the audit's reader of a KRaft cluster) pinned in kafka/spark-kafka/pom.xml. Each stamp
 # (VERSION, the pinned version) makes a second run a no-op; Maven's own cache (~/.m2) serves a rebuild.
 $(KAFKA_STAMP): kafka/pom.xml
 $(KAFKA4_STAMP): kafka/kafka4/pom.xml
-$(KAFKA_STAMP) $(KAFKA4_STAMP):
+$(SPARK_KAFKA_STAMP): kafka/spark-kafka/pom.xml
+$(KAFKA_STAMP) $(KAFKA4_STAMP) $(SPARK_KAFKA_STAMP):
 	rm -rf $(@D)/libs
 	mvn -B -q -f $< dependency:copy-dependencies -DincludeScope=runtime \
 	    -DoutputDirectory=$(CURDIR)/$(@D)/libs
 	sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' $< > $@
 
-kafka: $(KAFKA_STAMP) $(KAFKA4_STAMP)
+kafka: $(KAFKA_STAMP) $(KAFKA4_STAMP) $(SPARK_KAFKA_STAMP)
+
+spark-kafka: $(SPARK_KAFKA_STAMP)
 
 kafka-clean:
-	rm -rf $(KAFKA) $(KAFKA4)
+	rm -rf $(KAFKA) $(KAFKA4) $(SPARK_KAFKA)
 
 demo: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash examples/tour.sh
@@ -61,7 +67,7 @@ demo: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP)
 CHROMIUM ?= /usr/bin/chromium
 
 # Everything, the console in a real browser included (tests/browser: chromium is installed first).
-test: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP) browser
+test: $(STAMP) $(KAFKA_STAMP) $(KAFKA4_STAMP) $(SPARK_KAFKA_STAMP) browser
 	CONSOLE_BROWSER_TESTS=1 CONSOLE_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 browser:

@@ -115,3 +115,19 @@ def not_applied(reported: Mapping[str, ReportedConfig]) -> list[NotApplied]:
         kept = next((s.source for s in same if s.value == entry.value), entry.source)
         found.append(NotApplied(name, same[0].value, same[0].source, entry.value, kept))
     return found
+
+
+def default_layer_running(reported: Mapping[str, ReportedConfig]) -> dict[str, str | None]:
+    """The value a broker runs for every key whose highest layer is the cluster-wide
+    ``<default>`` (from its own report with synonyms): what every broker should run alike, so
+    brokers are compared on it (a per-broker override is the broker's own, and not compared)."""
+    running = {}
+    for name in sorted(reported):
+        entry = reported[name]
+        same = sorted(
+            (s for s in entry.synonyms if s.name == name and s.source in BROKER_LAYERS),
+            key=lambda s: BROKER_LAYERS.index(s.source),
+        )
+        if same and same[0].source == DYNAMIC_DEFAULT_BROKER_CONFIG:
+            running[name] = None if entry.sensitive else entry.value
+    return running

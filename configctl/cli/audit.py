@@ -529,3 +529,8 @@ class Packaged:
 
     def render(self, out: Console) -> None:
         plain(out, f"wrote {self.zip} ({self.files} files); submit with --py-files {self.zip}")
+
+
+from configctl.cli.audit_recorders import recorders  # noqa: E402 - a subcommand of its own module
+
+audit.add_command(recorders)

@@ -19,11 +19,15 @@ the broker: it reads the broker's ``server.properties`` for where its metadata l
   says so rather than naming every entity.
 - **Its progress is published** (``recorder/<broker id>``): the offset recorded to, the high
   watermark, and the broker's own metadata offset as the quorum reports it, so a reader knows how
-  far the record goes and whether this broker's metadata is behind.
+  far the record goes and whether this broker's metadata is behind; and what the broker runs,
+  asked of it then (:func:`observe`): the values it runs for the cluster-wide ``<default>``
+  keys (as a digest: every broker should run them alike) and each key it holds but refused to
+  apply. ``status`` and the audit read it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -32,14 +36,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.errors import translate_errors
-from configctl.errors import InvalidInput
+from configctl.digests import digest
+from configctl.errors import ConfigctlError, InvalidInput, one_line
 from configctl.kraft import recordertopic
 from configctl.kraft.metadatafold import MetadataChange, MetadataState
 from configctl.kraft.metadatalog import Gap, MetadataEntry, read_log, read_snapshot, snapshots
 from configctl.kraft.recordertopic import GapRecord
 from configctl.kraft.reports import quorum_report
 from configctl.kraft.store import OwnTopicClients
+from configctl.reported import default_layer_running, not_applied
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +105,30 @@ def plaintext_bootstrap(properties: Mapping[str, str]) -> str | None:
     return None
 
 
+def observe(admin: KafkaAdmin, broker_id: int) -> dict[str, Any]:
+    """What broker ``broker_id`` runs, asked of it (DescribeConfigs with synonyms, sent to it):
+    a digest of the values it runs for the ``<default>`` keys, and each key it holds but refused
+    to apply; ``answers`` False (``reason`` why) when it does not answer."""
+    try:
+        reported = admin.describe_broker(broker_id)
+    except ConfigctlError as problem:
+        return {
+            "answers": False,
+            "reason": one_line(str(problem)),
+            "default_digest": None,
+            "not_applied": None,
+        }
+    running = default_layer_running(reported)
+    return {
+        "answers": True,
+        "reason": None,
+        "default_keys": len(running),
+        "default_digest": digest(json.dumps(running, sort_keys=True)),
+        "not_applied": [n.to_json() for n in not_applied(reported)],
+        "asked_ms": int(time.time() * 1000),
+    }
+
+
 @dataclass
 class Round:
     """One round's outcome: what was recorded, and how far."""
@@ -137,6 +168,7 @@ class Recorder:
         self._admin: Any = None
         self._producer: Any = None
         self._last_progress = 0.0
+        self._reports: KafkaAdmin | None = None
         self.recorded_changes = 0
 
     # -- opening ---------------------------------------------------------------------------
@@ -157,7 +189,15 @@ class Recorder:
             raise
         return self
 
+    def _broker_admin(self) -> KafkaAdmin:
+        if self._reports is None:
+            self._reports = KafkaAdmin(self.bootstrap, self.command_config, timeout=self.timeout)
+        return self._reports
+
     def close(self) -> None:
+        if self._reports is not None:
+            self._reports.close()
+            self._reports = None
         if self._clients is not None:
             self._clients.__exit__()
             self._clients = None
@@ -215,7 +255,13 @@ class Recorder:
         due = self.clock() - self._last_progress >= PROGRESS_EVERY_S
         if records or due:
             progress = recordertopic.encode_progress(
-                self.broker_id, self.position, high, int(self.clock() * 1000), self.problems, own
+                self.broker_id,
+                self.position,
+                high,
+                int(self.clock() * 1000),
+                self.problems,
+                own,
+                observe(self._broker_admin(), self.broker_id),
             )
             records.append((recordertopic.recorder_key(self.broker_id), progress))
             recordertopic.append(self._producer, records, self.bootstrap, self.timeout)
@@ -313,6 +359,11 @@ class Recorder:
             except Exception as problem:  # the next round retries; the line says why
                 log.warning("recording failed, retrying: %s", problem)
             stop.wait(every)
+        self._last_progress = 0.0  # the last word on stopping: how far, and what the broker runs
+        try:
+            self.step()
+        except Exception as problem:  # stopping anyway: the next start resumes from the topic
+            log.warning("the last round failed: %s", problem)
 
 
 __all__ = ["Recorder", "Round", "is_kraft_node", "metadata_log_dir", "node_id", "plaintext_bootstrap"]

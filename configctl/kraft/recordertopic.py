@@ -117,10 +117,11 @@ def encode_progress(
     time_ms: int,
     problems: Iterable[str] = (),
     broker_offset: int | None = None,
+    observed: dict[str, Any] | None = None,
 ) -> bytes:
     """A recorder's progress: recorded up to (exclusive) ``recorded_to``, the quorum's high
     watermark and the broker's own metadata log end (``broker_offset``) as the quorum reported
-    them at ``time_ms``."""
+    them at ``time_ms``, and what the broker runs, asked of it (``observed``)."""
     document = {
         "v": FORMAT_VERSION,
         "kind": "recorder",
@@ -130,6 +131,7 @@ def encode_progress(
         "broker_offset": broker_offset,
         "time_ms": time_ms,
         "problems": list(problems),
+        "observed": observed,
     }
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 

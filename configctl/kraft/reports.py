@@ -129,6 +129,7 @@ class KRaftReports:
                     "broker_offset": progress.get("broker_offset"),
                     "time_ms": progress.get("time_ms"),
                     "problems": list(progress.get("problems") or ()),
+                    "observed": progress.get("observed"),
                 }
             )
         return rows

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import KAFKA4_HOME, KRaftFleet
 from helpers import run_cli, wait_for
+from test_flight_recorder import Sidecar
 
 from configctl.localkraft import KRaftCluster
 
@@ -82,3 +83,26 @@ def test_a_broker_that_refuses_a_committed_default_is_named_at_once(uneven):
 
     shown = run_cli("--bootstrap-server", fleet.bootstrap, "status")
     assert "broker 2 refused log.cleaner.threads=2" in " ".join(shown.stdout.split()), shown.stdout
+
+
+def test_the_audit_reads_the_recorders_state_from_kafka_with_sparks_kafka_source(uneven, tmp_path):
+    """Each broker's recorder publishes what its broker runs; the audit reads it with Spark's own
+    Kafka source and names broker 2's refusal as drift (the first test left it refused)."""
+    fleet = uneven
+    sidecars = [Sidecar(fleet, broker, tmp_path / f"recorder-{broker}.log").start() for broker in (1, 2)]
+    for sidecar in sidecars:
+        sidecar.stop()  # each publishes its last progress, with its broker's answer, as it stops
+    done = run_cli("--bootstrap-server", fleet.bootstrap, "audit", "recorders", "--fail-on-drift", "-o", "json",
+                   timeout=300)  # fmt: skip
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    doc = json.loads(done.stdout)
+    assert doc["recorders"] == 2 and doc["writes_recorded"] >= 1 and doc["drift"] is True
+    assert [d["broker_id"] for d in doc["divergent"]] in ([2], [1])  # two brokers: neither is "most"
+    (refused,) = doc["not_applied"]
+    assert (refused["broker_id"], refused["key"], refused["held"], refused["running"]) == (
+        2, "log.cleaner.threads", "2", "1",
+    )  # fmt: skip
+    assert doc["stale"] == [] and doc["gaps"] == []
+    shown = run_cli("--bootstrap-server", fleet.bootstrap, "audit", "recorders", timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "not applied broker 2 holds log.cleaner.threads=2" in " ".join(shown.stdout.split()), shown.stdout
