@@ -41,21 +41,17 @@ table); a figure whose audits did not match the ground truth is never counted as
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import json
 import math
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +67,7 @@ from configctl.audit.simulation_model import SimulationSpec  # noqa: E402
 from configctl.audit.simulation_truth import GROUND_TRUTH_FIELDS  # noqa: E402
 from configctl.audit.simulation_values import BUILTIN, QUOTA_BASE, STATIC_SHARED  # noqa: E402
 from configctl.audit.timeline_simulate import AppliedSpec, simulate_applied  # noqa: E402
+from configctl.localspark import standalone_cluster  # noqa: E402
 
 AUDIT_TARGET = 2.0
 CLUSTER_TARGET = 1.5
@@ -416,77 +413,6 @@ def run_child(args: argparse.Namespace, master: str, *, bare: bool, desired: boo
     if done.returncode != 0:
         sys.exit(f"benchmark session on {master} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-# -- a standalone cluster ----------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextlib.contextmanager
-def standalone_cluster(workdir: Path, cores: int) -> Iterator[str]:
-    """A real Spark standalone master and one worker from pyspark's own jars; yields the master URL."""
-    import pyspark
-
-    home = Path(pyspark.__file__).resolve().parent
-    spark_class = home / "bin" / "spark-class"
-    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
-    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1")
-    (workdir / "worker").mkdir(parents=True, exist_ok=True)
-    log = (workdir / "cluster.log").open("w")
-    master_url = f"spark://127.0.0.1:{port}"
-    master_command = [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"]
-    worker_command = [
-        str(spark_class),
-        "org.apache.spark.deploy.worker.Worker",
-        master_url,
-        "--host",
-        "127.0.0.1",
-    ]
-    worker_command += ["--work-dir", str(workdir / "worker")]
-    processes = [
-        subprocess.Popen(
-            [*master_command, "--port", str(port), "--webui-port", str(ui)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    ]
-    try:
-        processes.append(
-            subprocess.Popen(
-                [*worker_command, "--cores", str(cores), "--webui-port", str(worker_ui)],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        )
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as answer:
-                    state = json.load(answer)
-                if any(w.get("state") == "ALIVE" for w in state.get("workers", [])):
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                raise RuntimeError(f"the standalone cluster did not come up (see {workdir / 'cluster.log'})")
-            time.sleep(0.3)
-        yield master_url
-    finally:
-        for process in reversed(processes):
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        log.close()
 
 
 # -- figures -------------------------------------------------------------------------------------------

@@ -17,10 +17,15 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import KAFKA4_HOME, KRaftFleet
-from helpers import run_cli, wait_for
+from helpers import CliResult, run_cli, wait_for
 from test_flight_recorder import Sidecar
+from test_kraft_console import consoles as consoles  # the fixture: every console stopped with SIGTERM
+from test_kraft_console import start as start_console
 
+from configctl.console.views import entity_url
+from configctl.entities import Entity, EntityType
 from configctl.localkraft import KRaftCluster
+from configctl.localspark import standalone_cluster
 
 HALF_BUFFER = {"log.cleaner.dedupe.buffer.size": "1572864"}
 """1.5 MiB: one cleaner thread is valid (at least 1 MiB each), two are not."""
@@ -37,7 +42,10 @@ def uneven(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftFleet]:
         yield fleet
 
 
-def test_a_broker_that_refuses_a_committed_default_is_named_at_once(uneven):
+@pytest.fixture(scope="module")
+def refusing(uneven: KRaftFleet) -> tuple[KRaftFleet, CliResult, float]:
+    """``alter --broker-defaults log.cleaner.threads=2 --wait 60`` once it was committed: the
+    fleet, what configctl answered, and how long it took."""
     fleet = uneven
     # The default goes to any broker; it is committed only when broker 1 is the one that validates it.
     for _ in range(12):
@@ -49,7 +57,11 @@ def test_a_broker_that_refuses_a_committed_default_is_named_at_once(uneven):
         assert "nothing written" in done.stderr.lower() or done.returncode != 0, done.stderr
     else:
         pytest.fail("broker 2 validated the default every time: " + done.stderr)
-    took = time.monotonic() - started
+    return fleet, done, time.monotonic() - started
+
+
+def test_a_broker_that_refuses_a_committed_default_is_named_at_once(refusing, consoles):
+    fleet, done, took = refusing
     assert done.returncode == 9, (done.stdout, done.stderr)
     assert "broker 2 holds log.cleaner.threads=2 (DYNAMIC_DEFAULT_BROKER_CONFIG) but runs 1" in done.stderr
     assert took < 45, took  # named as soon as broker 2 answered, not when the 60 s ran out
@@ -84,11 +96,19 @@ def test_a_broker_that_refuses_a_committed_default_is_named_at_once(uneven):
     shown = run_cli("--bootstrap-server", fleet.bootstrap, "status")
     assert "broker 2 refused log.cleaner.threads=2" in " ".join(shown.stdout.split()), shown.stdout
 
+    # The console's page of the default: broker 2's verdict is its refusal, in its own words.
+    console = start_console(fleet)
+    consoles.append(console)
+    page = console.json("/api" + entity_url(Entity.named(EntityType.BROKERS, "").path))
+    verdicts = {a["broker_id"]: a for a in page["applied"]}
+    assert verdicts[1]["status"] == "applied" and verdicts[2]["status"] == "mismatch", verdicts
+    assert "refused log.cleaner.threads=2" in verdicts[2]["reason"], verdicts[2]
 
-def test_the_audit_reads_the_recorders_state_from_kafka_with_sparks_kafka_source(uneven, tmp_path):
+
+def test_the_audit_reads_the_recorders_state_from_kafka_with_sparks_kafka_source(refusing, tmp_path):
     """Each broker's recorder publishes what its broker runs; the audit reads it with Spark's own
-    Kafka source and names broker 2's refusal as drift (the first test left it refused)."""
-    fleet = uneven
+    Kafka source and names broker 2's refusal as drift."""
+    fleet = refusing[0]
     sidecars = [Sidecar(fleet, broker, tmp_path / f"recorder-{broker}.log").start() for broker in (1, 2)]
     for sidecar in sidecars:
         sidecar.stop()  # each publishes its last progress, with its broker's answer, as it stops
@@ -103,6 +123,10 @@ def test_the_audit_reads_the_recorders_state_from_kafka_with_sparks_kafka_source
         2, "log.cleaner.threads", "2", "1",
     )  # fmt: skip
     assert doc["stale"] == [] and doc["gaps"] == []
-    shown = run_cli("--bootstrap-server", fleet.bootstrap, "audit", "recorders", timeout=300)
+    # The same on a real Spark standalone cluster: the executors read Kafka, with the jars shipped to them.
+    with standalone_cluster(tmp_path / "spark", cores=1) as master:
+        shown = run_cli(
+            "--bootstrap-server", fleet.bootstrap, "audit", "recorders", "--master", master, timeout=300
+        )
     assert shown.returncode == 0, shown.stderr
     assert "not applied broker 2 holds log.cleaner.threads=2" in " ".join(shown.stdout.split()), shown.stdout

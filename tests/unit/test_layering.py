@@ -70,6 +70,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.localzk": EDGES,
     "configctl.localkafka": EDGES,
     "configctl.localkraft": EDGES,
+    "configctl.localspark": EDGES,
     # the features, written against the roles alone
     "configctl.writer": FEATURES,
     "configctl.impact": FEATURES,
