@@ -293,11 +293,16 @@ def test_a_gap_is_recorded_with_what_it_hid_never_papered_over(tmp_path: Path) -
         )
         written = last_commit_of(fleet, "hidden", "retention.ms").offset
         log = cluster.nodes[1].dir / "data"
-        wait_for(
-            lambda: any(s.end_offset > written + 1 for s in snapshots(log)) and len(segments(log)) > 3,
-            timeout=60,
-            interval=0.5,
-            message="a snapshot past the write",
+
+        def past_the_write() -> int | None:
+            """The base of the segment after the write's, once a snapshot reaches it."""
+            after = next((base for base, _ in segments(log) if base > written), None)
+            if after is None or not any(s.end_offset >= after for s in snapshots(log)):
+                return None
+            return after
+
+        after = wait_for(
+            past_the_write, timeout=60, interval=0.5, message="a snapshot past the write's segment"
         )
         # Kafka's retention, on a copy: every segment wholly below the snapshot's end is gone.
         copy = tmp_path / "copy" / PARTITION
@@ -305,7 +310,7 @@ def test_a_gap_is_recorded_with_what_it_hid_never_papered_over(tmp_path: Path) -
         for path in (log / PARTITION).iterdir():
             if path.name.endswith((".log", ".checkpoint")):
                 shutil.copyfile(path, copy / path.name)
-        snapshot = next(s for s in snapshots(copy.parent) if s.end_offset > written + 1)
+        snapshot = next(s for s in snapshots(copy.parent) if s.end_offset >= after)
         files = segments(copy.parent)
         for (_base, path), (following, _) in itertools.pairwise(files):
             if following <= snapshot.end_offset:
