@@ -189,10 +189,23 @@ class Recorder:
             raise
         return self
 
-    def _broker_admin(self) -> KafkaAdmin:
-        if self._reports is None:
-            self._reports = KafkaAdmin(self.bootstrap, self.command_config, timeout=self.timeout)
-        return self._reports
+    def _publish(self, records: list[tuple[bytes, bytes]]) -> None:
+        """Send ``records`` and wait until the cluster has every one."""
+        recordertopic.append(self._producer, records, self.bootstrap, self.timeout)
+
+    def _observe(self) -> dict[str, Any]:
+        """:func:`observe` of this recorder's broker (a client that cannot connect is an answer too)."""
+        try:
+            if self._reports is None:
+                self._reports = KafkaAdmin(self.bootstrap, self.command_config, timeout=self.timeout)
+        except ConfigctlError as problem:
+            return {
+                "answers": False,
+                "reason": one_line(str(problem)),
+                "default_digest": None,
+                "not_applied": None,
+            }
+        return observe(self._reports, self.broker_id)
 
     def close(self) -> None:
         if self._reports is not None:
@@ -238,7 +251,20 @@ class Recorder:
         return quorum["high_watermark"], own
 
     def step(self) -> Round:
-        """Record every committed write not recorded yet; publish progress."""
+        """Record every committed write not recorded yet; publish progress.
+
+        A round whose records were not all written (the cluster stopped answering while they were
+        sent) is folded again from where the last one ended: the position moves only with what
+        the cluster took, so a failed round loses nothing (and what it did send, it sends again
+        under the same keys)."""
+        start = self.position
+        try:
+            return self._round()
+        except BaseException:
+            self._rebuild(start)
+            raise
+
+    def _round(self) -> Round:
         high, own = self.high_watermark()
         records: list[tuple[bytes, bytes]] = []
         changes = gaps = 0
@@ -261,10 +287,10 @@ class Recorder:
                 int(self.clock() * 1000),
                 self.problems,
                 own,
-                observe(self._broker_admin(), self.broker_id),
+                self._observe(),
             )
             records.append((recordertopic.recorder_key(self.broker_id), progress))
-            recordertopic.append(self._producer, records, self.bootstrap, self.timeout)
+            self._publish(records)
             self._last_progress = self.clock()
         self.recorded_changes += changes
         return Round(changes, gaps, self.position, high)

@@ -215,3 +215,51 @@ def test_a_held_value_the_broker_does_not_run_is_not_applied():
         .sentence(2)
         .startswith("broker 2 holds log.cleaner.threads=2 (DYNAMIC_DEFAULT_BROKER_CONFIG) but runs 1")
     )
+
+
+def test_a_round_the_cluster_did_not_take_is_folded_again_and_loses_nothing(tmp_path):
+    """The recorder's bookkeeping around a failed send, on a real log directory's bytes (the
+    cluster itself is replaced by this test's answers: where it says the high watermark is, and
+    whether it took the records)."""
+    from pathlib import Path
+    from typing import ClassVar
+
+    from test_metadata_log_framing import _segment, batch, config_value
+
+    from configctl.kraft.recorder import Recorder
+
+    part = Path(tmp_path) / "__cluster_metadata-0"
+    _segment(part, 0, batch(0, [config_value(2, "orders", "retention.ms", "1000")]),
+             batch(1, [config_value(2, "orders", "retention.ms", "2000")]))  # fmt: skip
+
+    class Answers(Recorder):
+        refuse = 1
+        sent: ClassVar[list[bytes]] = []
+
+        def high_watermark(self):
+            return 2, 2
+
+        def _publish(self, records):
+            if self.refuse:
+                self.refuse -= 1
+                raise ConnectionError("the cluster stopped answering")
+            self.sent.extend(key for key, _ in records)
+
+        def _observe(self):
+            return {"answers": True}
+
+    recorder = Answers(1, Path(tmp_path), "unused:9092")
+    recorder._rebuild(0)
+    try:
+        recorder.step()
+    except ConnectionError:
+        pass
+    else:
+        raise AssertionError("the refused round did not fail")
+    assert recorder.position == 0 and recorder.state.config("topics/orders") == {}
+    done = recorder.step()
+    assert done.changes == 2 and recorder.position == 2
+    assert [k for k in recorder.sent if k.startswith(b"change/")] == [
+        recordertopic.change_key(0),
+        recordertopic.change_key(1),
+    ]
