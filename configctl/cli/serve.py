@@ -22,6 +22,7 @@ its one action aborts a rollout.
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -94,8 +95,11 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
         super().__init__(config)
         self._on_exit = on_exit
+        self.stopped_by: int | None = None
+        """The signal that stopped it (None: not stopped by one)."""
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.stopped_by = sig
         self._on_exit()
         super().handle_exit(sig, frame)
 
@@ -202,6 +206,12 @@ def serve(bind: str, token_file: str | None, audit_json: str | None, allow_actio
                 **limits.uvicorn_options(),
             )
             quiet_floods()  # after uvicorn's Config, which sets its loggers up
-            _Server(config, on_exit=fanout.close).run(sockets=[listening])
+            server = _Server(config, on_exit=fanout.close)
+            server.run(sockets=[listening])
+            if server.stopped_by == signal.SIGINT:
+                # uvicorn raises Ctrl-C again once it has stopped, but asyncio's runner, ending its
+                # loop at that moment, can take it for its own and return: exit 130 all the same
+                raise KeyboardInterrupt
+
         finally:
             hub.stop()
