@@ -105,6 +105,11 @@ def plaintext_bootstrap(properties: Mapping[str, str]) -> str | None:
     return None
 
 
+def unanswered(problem: ConfigctlError) -> dict[str, Any]:
+    """What :func:`observe` publishes for a broker that could not be asked, and why."""
+    return {"answers": False, "reason": one_line(str(problem)), "default_digest": None, "not_applied": None}
+
+
 def observe(admin: KafkaAdmin, broker_id: int) -> dict[str, Any]:
     """What broker ``broker_id`` runs, asked of it (DescribeConfigs with synonyms, sent to it):
     a digest of the values it runs for the ``<default>`` keys, and each key it holds but refused
@@ -112,12 +117,7 @@ def observe(admin: KafkaAdmin, broker_id: int) -> dict[str, Any]:
     try:
         reported = admin.describe_broker(broker_id)
     except ConfigctlError as problem:
-        return {
-            "answers": False,
-            "reason": one_line(str(problem)),
-            "default_digest": None,
-            "not_applied": None,
-        }
+        return unanswered(problem)
     running = default_layer_running(reported)
     return {
         "answers": True,
@@ -199,12 +199,7 @@ class Recorder:
             if self._reports is None:
                 self._reports = KafkaAdmin(self.bootstrap, self.command_config, timeout=self.timeout)
         except ConfigctlError as problem:
-            return {
-                "answers": False,
-                "reason": one_line(str(problem)),
-                "default_digest": None,
-                "not_applied": None,
-            }
+            return unanswered(problem)
         return observe(self._reports, self.broker_id)
 
     def close(self) -> None:
