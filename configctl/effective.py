@@ -47,7 +47,7 @@ from configctl.handlers.base import MISMATCH, Problem
 from configctl.precedence import EffectiveValue, Ignored, Synonym
 from configctl.reported import not_applied
 from configctl.secrets import MASK
-from configctl.sources import DYNAMIC_DEFAULT_BROKER_CONFIG, SERVER_PROPERTIES_SOURCES, STATIC_BROKER_CONFIG
+from configctl.sources import SERVER_PROPERTIES_SOURCES, STATIC_BROKER_CONFIG
 from configctl.store import ConfigStore, Stored
 from configctl.store.roles import broker_reports
 from configctl.znodes import BrokerStateZNode
@@ -271,7 +271,7 @@ def reported_effective(store: ConfigStore, broker_id: int, entity: Entity) -> Ef
     problems = tuple(  # what it holds but refused to apply, in its own words
         Problem(
             MISMATCH,
-            BROKER.layer(None if n.layer == DYNAMIC_DEFAULT_BROKER_CONFIG else broker_id).path,
+            n.entity(broker_id).path,
             None,
             n.sentence(broker_id),
             key=n.key,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from configctl.entities import Entity, EntityType
 from configctl.sources import (
     DEFAULT_CONFIG,
     DYNAMIC_BROKER_CONFIG,
@@ -85,6 +86,12 @@ class NotApplied:
             f"({self.source}): it refused to apply it (its server.log says why)"
         )
 
+    def entity(self, broker_id: int) -> Entity:
+        """The broker layer that holds it: ``brokers/<default>``, or broker ``broker_id``'s own."""
+        return Entity.named(
+            EntityType.BROKERS, "" if self.layer == DYNAMIC_DEFAULT_BROKER_CONFIG else str(broker_id)
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "key": self.key,
@@ -93,6 +100,15 @@ class NotApplied:
             "running": self.running,
             "source": self.source,
         }
+
+
+def _layers(entry: ReportedConfig) -> list[ReportedSynonym]:
+    """``entry``'s synonyms of its own name at a broker layer, the one in force first (a synonym
+    of another name, say hours for milliseconds, is left out: its units differ)."""
+    return sorted(
+        (s for s in entry.synonyms if s.name == entry.name and s.source in BROKER_LAYERS),
+        key=lambda s: BROKER_LAYERS.index(s.source),
+    )
 
 
 def not_applied(reported: Mapping[str, ReportedConfig]) -> list[NotApplied]:
@@ -106,10 +122,7 @@ def not_applied(reported: Mapping[str, ReportedConfig]) -> list[NotApplied]:
         entry = reported[name]
         if entry.sensitive:
             continue
-        same = sorted(
-            (s for s in entry.synonyms if s.name == name and s.source in BROKER_LAYERS),
-            key=lambda s: BROKER_LAYERS.index(s.source),
-        )
+        same = _layers(entry)
         if not same or same[0].source not in DYNAMIC_BROKER_SOURCES or same[0].value == entry.value:
             continue
         kept = next((s.source for s in same if s.value == entry.value), entry.source)
@@ -124,10 +137,7 @@ def default_layer_running(reported: Mapping[str, ReportedConfig]) -> dict[str, s
     running = {}
     for name in sorted(reported):
         entry = reported[name]
-        same = sorted(
-            (s for s in entry.synonyms if s.name == name and s.source in BROKER_LAYERS),
-            key=lambda s: BROKER_LAYERS.index(s.source),
-        )
+        same = _layers(entry)
         if same and same[0].source == DYNAMIC_DEFAULT_BROKER_CONFIG:
             running[name] = None if entry.sensitive else entry.value
     return running

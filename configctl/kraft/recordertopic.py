@@ -94,7 +94,7 @@ def encode_change(change: MetadataChange, broker_id: int, recorded_ms: int) -> b
         "recorded_by": broker_id,
         "recorded_ms": recorded_ms,
     }
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    return _encoded(document)
 
 
 def encode_gap(gap: GapRecord) -> bytes:
@@ -107,7 +107,7 @@ def encode_gap(gap: GapRecord) -> bytes:
         "recorded_by": gap.recorded_by,
         "recorded_ms": gap.recorded_ms,
     }
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    return _encoded(document)
 
 
 def encode_progress(
@@ -133,6 +133,11 @@ def encode_progress(
         "problems": list(problems),
         "observed": observed,
     }
+    return _encoded(document)
+
+
+def _encoded(document: dict[str, Any]) -> bytes:
+    """A record's value: compact JSON, keys sorted (the same write encodes to the same bytes)."""
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 
 

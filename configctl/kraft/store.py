@@ -335,10 +335,7 @@ class KRaftStore(NoFleetState):
         grouped: dict[str, list[HistoryRecord]] = {}
         for record in records:
             grouped.setdefault(record.entity_path, []).append(record)
-        if self._records is None:
-            self._records = grouped
-        if self._recorder is None:
-            self._recorder = recorded
+        self._records, self._recorder = grouped, recorded
 
     def _version(self, entity: Entity, config: dict[str, str]) -> int:
         """The version configctl's history gives ``config`` (the module docstring's rule), every

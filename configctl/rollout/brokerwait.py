@@ -30,7 +30,6 @@ from configctl.handlers import BROKER, handler_for
 from configctl.handlers.base import MISMATCH, UNREACHABLE
 from configctl.reported import NotApplied, not_applied
 from configctl.retrying import Backoff
-from configctl.sources import DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG
 from configctl.store import ConfigStore
 from configctl.store.roles import BrokerReports, broker_reports
 
@@ -78,6 +77,7 @@ def differences(expected: Mapping[str, str], reported: Mapping[str, str]) -> lis
 def ask(reports: BrokerReports, broker_id: int, expected: list[Expected]) -> BrokerOutcome:
     """Where broker ``broker_id`` stands now, by its own answer for each entity it takes; an
     entity it reports as expected is taken off ``expected`` (it is not asked again)."""
+    refusals = _Refusals(reports, broker_id)
     for item in list(expected):
         try:
             reported = reports.reported_config(broker_id, item.entity)
@@ -89,7 +89,7 @@ def ask(reports: BrokerReports, broker_id: int, expected: list[Expected]) -> Bro
             reported = {k: v for k, v in reported.items() if k in item.config}
         # A broker layer's own keys say what is stored, not what the broker runs: its own report
         # (with synonyms) says whether it refused to apply what its metadata holds.
-        refused = _refused(reports, broker_id, item)
+        refused = refusals.of(item)
         if refused is not None:
             reason = f"refused {refused.key}={refused.held}: runs {refused.running} ({refused.source})"
             return BrokerOutcome(broker_id, MISMATCH, reason, True, refused.sentence(broker_id))
@@ -102,21 +102,35 @@ def ask(reports: BrokerReports, broker_id: int, expected: list[Expected]) -> Bro
     return BrokerOutcome(broker_id, APPLIED, "reported by the broker", True)
 
 
-def _refused(reports: BrokerReports, broker_id: int, item: Expected) -> NotApplied | None:
-    """A key of a written broker layer that broker ``broker_id`` holds as written but does not run
-    (it refused to apply it: :func:`configctl.reported.not_applied`); None for any other entity,
-    or while the broker's metadata has not reached the write."""
-    if item.entity.type is not EntityType.BROKERS:
-        return None
-    layer = DYNAMIC_DEFAULT_BROKER_CONFIG if item.entity.is_default else DYNAMIC_BROKER_CONFIG
-    try:
-        own = reports.reported_keys(broker_id, BROKER.layer(broker_id))
-    except ConfigctlError:
-        return None  # asked again next round
-    return next(
-        (n for n in not_applied(own) if n.layer == layer and item.config.get(n.key) == n.held),
-        None,
-    )
+class _Refusals:
+    """What broker ``broker_id`` holds but refused to apply (:func:`configctl.reported.not_applied`),
+    from its own report, asked once per round however many of its layers were written."""
+
+    def __init__(self, reports: BrokerReports, broker_id: int) -> None:
+        self.reports = reports
+        self.broker_id = broker_id
+        self._found: list[NotApplied] | None = None
+
+    def of(self, item: Expected) -> NotApplied | None:
+        """A key of written broker layer ``item`` the broker holds as written but does not run;
+        None for any other entity, or while its metadata has not reached the write."""
+        if item.entity.type is not EntityType.BROKERS:
+            return None
+        if self._found is None:
+            try:
+                self._found = not_applied(
+                    self.reports.reported_keys(self.broker_id, BROKER.layer(self.broker_id))
+                )
+            except ConfigctlError:
+                return None  # asked again next round
+        return next(
+            (
+                n
+                for n in self._found
+                if n.entity(self.broker_id) == item.entity and item.config.get(n.key) == n.held
+            ),
+            None,
+        )
 
 
 def wait_written(
