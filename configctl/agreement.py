@@ -117,8 +117,8 @@ def scram(entity_path: str, stored: Mapping[str, str], reported: Mapping[str, in
                 Mismatch(
                     entity_path,
                     mechanism,
-                    None if ours is None else f"iterations={ours}",
-                    None if theirs is None else f"iterations={theirs}",
+                    None if ours is None else secrets.shown_iterations(ours),
+                    None if theirs is None else secrets.shown_iterations(theirs),
                 )
             )
     return found

@@ -395,6 +395,11 @@ class KafkaCluster:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    @property
+    def jvm_options(self) -> list[str]:
+        """What every JVM of this cluster needs to reach its ZooKeeper (a JAAS file), beside the heap."""
+        return list(self._jvm)
+
     def tool(self, main: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
         """Run one of Kafka's command-line tools (a main class) from the same jars, as its scripts do."""
         log4j = self.work_dir / "tools-log4j.properties"

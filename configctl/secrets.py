@@ -79,6 +79,22 @@ def is_scram_mechanism(name: str) -> bool:
     return name in SCRAM_MECHANISMS
 
 
+def shown_iterations(iterations: int) -> str:
+    """A SCRAM credential as a KRaft cluster reports it (DescribeUserScramCredentials gives the
+    mechanism and the iteration count only): ``iterations=4096``."""
+    return f"iterations={int(iterations)}"
+
+
+def iterations_of(value: str) -> int:
+    """The iteration count of a credential, stored (``salt=...,iterations=N``) or as a KRaft
+    cluster reports it (``iterations=N``); -1 for one that is neither (it differs from any)."""
+    for token in value.split(","):
+        key, _, count = token.partition("=")
+        if key == "iterations" and count.isdigit():
+            return int(count)
+    return -1
+
+
 def _hash_name(mechanism: str) -> str:
     try:
         return SCRAM_MECHANISMS[mechanism]

@@ -65,6 +65,11 @@ class ClusterMode:
     """The finalized ``metadata.version`` level: None in ZooKeeper mode."""
     supported_level: int | None
     """The highest ``metadata.version`` level the answering broker's software supports (None: none)."""
+    migration_ready: bool = False
+    """ApiVersions' ``ZkMigrationReady`` (KIP-866): set by a node that runs with
+    ``zookeeper.metadata.migration.enable``, a ZooKeeper-mode broker or a KRaft controller taking
+    a cluster over; a KRaft broker never sets it, and a controller stops once the migration is
+    finalized (each shown on real 3.9.2 nodes, ``tests/migration``)."""
 
     @property
     def kraft(self) -> bool:
@@ -124,7 +129,11 @@ def mode_of(response: Any) -> ClusterMode:
         raise problem
     finalized = {f.name: f.max_version_level for f in response.finalized_features or ()}
     supported = {f.name: f.max_version for f in response.supported_features or ()}
-    return ClusterMode(finalized.get(METADATA_VERSION), supported.get(METADATA_VERSION))
+    return ClusterMode(
+        finalized.get(METADATA_VERSION),
+        supported.get(METADATA_VERSION),
+        bool(getattr(response, "zk_migration_ready", False)),
+    )
 
 
 __all__ = [

@@ -50,6 +50,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "configctl.cli.config:config",
         "Inspect configctl's own settings (flags, CONFIGCTL_* variables, profiles).",
     ),
+    "migration": (
+        "configctl.cli.migration:migration",
+        "Carry a cluster from ZooKeeper to KRaft: where it is, and whether KRaft holds what ZooKeeper held.",
+    ),
     "status": (
         "configctl.cli.status:status",
         "Show every broker: live or not, the change it applied, how far behind, and its problems.",

@@ -34,6 +34,11 @@ def kraft_store(
 ) -> KRaftStore | None:
     """The KRaft store of the cluster at ``bootstrap``, or None when it runs in ZooKeeper mode.
 
+    A ZooKeeper-mode broker in migration mode (ApiVersions' ``ZkMigrationReady``) counts as
+    KRaft: from the moment its KRaft controllers take the cluster over, they own the metadata and
+    ZooKeeper is their copy (dual-write). The broker forwards every config write to them, and
+    configctl's history goes into the cluster's history topic, where it stays once ZooKeeper goes.
+
     ``zookeeper`` is the connect string the operator gave explicitly (None: only the default),
     refused (:class:`~configctl.errors.WrongCluster`) when the cluster is KRaft.
     """
@@ -43,15 +48,19 @@ def kraft_store(
     except BaseException:
         admin.close()
         raise
-    if not mode.kraft:
+    if not mode.kraft and not mode.migration_ready:
         admin.close()
         return None
     if zookeeper is not None:
         admin.close()
+        runs = (
+            f"runs in KRaft mode (metadata.version {mode.metadata_version})"
+            if mode.kraft
+            else "is being migrated to KRaft (its brokers run in migration mode)"
+        )
         raise WrongCluster(
-            f"--zookeeper {zookeeper}: the cluster at {bootstrap} runs in KRaft mode (metadata.version "
-            f"{mode.metadata_version}) and keeps its metadata in its controllers, not in ZooKeeper: "
-            "drop --zookeeper (and CONFIGCTL_ZOOKEEPER); nothing was written"
+            f"--zookeeper {zookeeper}: the cluster at {bootstrap} {runs} and keeps its metadata in its "
+            "controllers, not in ZooKeeper: drop --zookeeper (and CONFIGCTL_ZOOKEEPER); nothing was written"
         )
     store = KRaftStore(
         bootstrap,

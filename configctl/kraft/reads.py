@@ -17,6 +17,7 @@ Sensitive values (passwords) come back as null: they are stored here as
 
 from __future__ import annotations
 
+from configctl import secrets
 from configctl.adminapi.client import KafkaAdmin
 from configctl.entities import Entity, EntityType
 from configctl.reported import ReportedConfig
@@ -43,7 +44,7 @@ def own_layer(reported: dict[str, ReportedConfig], source: str) -> dict[str, str
 
 def scram_config(mechanisms: dict[str, int]) -> dict[str, str]:
     """A user's SCRAM credentials as configctl shows them on KRaft: mechanism → ``iterations=N``."""
-    return {mechanism: f"iterations={iterations}" for mechanism, iterations in sorted(mechanisms.items())}
+    return {mechanism: secrets.shown_iterations(n) for mechanism, n in sorted(mechanisms.items())}
 
 
 def read_entity(admin: KafkaAdmin, entity: Entity, any_broker: int | None) -> dict[str, str]:

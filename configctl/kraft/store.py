@@ -26,6 +26,7 @@ instead: ``broker_reports``).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -319,6 +320,52 @@ class KRaftStore(NoFleetState):
         historytopic.append(producer, [record], self.bootstrap, self._timeout)
         if self._records is not None:
             self._records.setdefault(record.entity_path, []).append(record)
+
+    def carry_history(self, records: Sequence[HistoryRecord]) -> int:
+        """Append records kept elsewhere (ZooKeeper's, before a migration) as they are: their
+        versions, times, identities and reasons kept, secrets masked as this topic keeps them.
+        A record already here (same key: entity, version, time) is not sent again, so carrying
+        twice is carrying once. Returns how many were sent.
+
+        An entity configctl already wrote here, with versions of its own that the carried ones
+        would collide with, is refused in one line before anything is sent (carry first, then
+        write: docs/migration.md).
+        """
+        held = self._all_records()
+        present = {historytopic.record_key(r) for rs in held.values() for r in rs}
+        carried = {historytopic.record_key(r) for r in records}
+        newest: dict[str, int] = {}
+        for record in records:
+            newest[record.entity_path] = max(newest.get(record.entity_path, -1), record.version)
+        clashes = sorted(
+            path
+            for path, version in newest.items()
+            if any(
+                historytopic.record_key(r) not in carried and r.version <= version for r in held.get(path, ())
+            )
+        )
+        if clashes:
+            raise InvalidInput(
+                f"{', '.join(clashes[:5])}{' ...' if len(clashes) > 5 else ''}: configctl already wrote "
+                "here before ZooKeeper's history was carried, and the versions would collide: nothing was "
+                "carried (carry right after the brokers enter migration mode, before any write)"
+            )
+        fresh = []
+        for record in records:
+            if historytopic.record_key(record) in present:
+                continue
+            entity = Entity.from_path(record.entity_path)
+            config = None if record.config is None else _masked(entity, record.config)
+            changed = {
+                key: (None if value is None else _masked(entity, {key: value})[key])
+                for key, value in record.changed.items()
+            }
+            fresh.append(dataclasses.replace(record, config=config, changed=changed))
+        if fresh:
+            historytopic.append(self._history_writer(), fresh, self.bootstrap, self._timeout)
+            for record in fresh:
+                self._all_records().setdefault(record.entity_path, []).append(record)
+        return len(fresh)
 
     def _all_records(self) -> dict[str, list[HistoryRecord]]:
         if self._records is None:

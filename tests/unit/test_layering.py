@@ -48,6 +48,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.secrets": CORE,
     "configctl.digests": CORE,
     "configctl.migration": CORE,
+    "configctl.migrationphase": CORE,
     "configctl.gcpause": CORE,
     "configctl.agreement": CORE,
     "configctl.reported": CORE,
@@ -71,6 +72,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.localkafka": EDGES,
     "configctl.localkraft": EDGES,
     "configctl.localspark": EDGES,
+    "configctl.localmigration": EDGES,
     # the features, written against the roles alone
     "configctl.writer": FEATURES,
     "configctl.impact": FEATURES,
@@ -84,6 +86,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.travel": FEATURES,
     "configctl.audit": FEATURES,
     "configctl.documents": FEATURES,
+    "configctl.migrationcheck": FEATURES,
     # on top: the console, the listener process, the command line (the two composition roots)
     "configctl.console": CONSOLE,
     "configctl.listener": LISTENER,

@@ -1,0 +1,259 @@
+"""``configctl migration status`` and ``migration check``: the ZooKeeper-to-KRaft migration, witnessed.
+
+Thin: the phase is :mod:`configctl.migrationphase`'s decision and the proof
+:mod:`configctl.migrationcheck`'s; this asks the witnesses (ZooKeeper through its store, each
+node through :mod:`configctl.adminapi.nodemodes`, the KRaft side through the KRaft store) and
+renders the documents. Both commands read; neither writes anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from configctl.cli.context import connection_settings, quiet_libraries
+from configctl.cli.options import bootstrap_controller, global_options, settings
+from configctl.cli.render import safe, show
+from configctl.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from configctl.migration import MetadataOwner
+    from configctl.migrationcheck import Proof
+    from configctl.migrationphase import Phase
+
+DIFFERENT_EXIT_CODE = 2
+"""``migration check`` found a difference: on purpose, as ``plan`` and ``audit --fail-on-drift``."""
+
+
+@click.group("migration")
+def migration() -> None:
+    """Carry a cluster from ZooKeeper to KRaft: where it is, and whether KRaft holds what ZooKeeper held."""
+
+
+def _zookeeper_wanted() -> bool:
+    """ZooKeeper is asked when it was named, or when nothing else was (its default address)."""
+    chosen = settings()
+    return chosen.zookeeper_explicit or chosen.bootstrap_server is None
+
+
+def _owner() -> MetadataOwner:
+    from configctl.zk.configstore import ZooKeeperStore
+
+    with ZooKeeperStore.connect(connection_settings()) as store:
+        return store.metadata_owner()
+
+
+def witness() -> Phase:
+    """Ask every witness given (ZooKeeper, the brokers, the controllers) and decide the phase."""
+    from configctl.migrationphase import decide
+
+    quiet_libraries()
+    chosen = settings()
+    owner = _owner() if _zookeeper_wanted() else None
+    brokers: dict[int, Any] = {}
+    controllers: dict[str, Any] = {}
+    controller_option = bootstrap_controller()
+    if chosen.bootstrap_server is not None or controller_option is not None:
+        from configctl.adminapi.nodemodes import (
+            broker_answers,
+            broker_quorum,
+            controller_answers,
+            quorum_addresses,
+        )
+
+        timeout = chosen.connection().timeout
+        addresses = quorum_addresses(controller_option) if controller_option else []
+        if chosen.bootstrap_server is not None:
+            from configctl.adminapi.client import KafkaAdmin
+
+            with KafkaAdmin(chosen.bootstrap_server, chosen.command_config, timeout=timeout) as admin:
+                brokers = broker_answers(admin)
+                if not addresses:
+                    addresses = broker_quorum(admin, sorted(brokers))
+        controllers = controller_answers(addresses, chosen.command_config, timeout)
+    return decide(owner, brokers, controllers)
+
+
+@dataclass
+class PhaseView:
+    phase: Phase
+
+    def to_json(self) -> dict[str, Any]:
+        return self.phase.to_json()
+
+    def render(self, out: Console) -> None:
+        from rich.table import Table
+
+        phase = self.phase
+        certain = "" if phase.certain else " (not certain)"
+        out.print(f"Migration phase: [bold]{phase.name}[/bold]{certain}")
+        out.print(safe(phase.detail))
+        if phase.brokers or phase.controllers:
+            table = Table(show_edge=False)
+            for column in ("node", "role", "runs", "problem"):
+                table.add_column(column)
+            for node_id, answer in sorted(phase.brokers.items()):
+                table.add_row(str(node_id), "broker", answer.mode, safe(answer.problem or ""))
+            for address, answer in sorted(phase.controllers.items()):
+                table.add_row(safe(address), "controller", answer.mode, safe(answer.problem or ""))
+            out.print(table)
+        if phase.next_step:
+            out.print(f"Next: {safe(phase.next_step)}")
+
+
+@migration.command(
+    "status",
+    epilog="Exit status: 0 whatever the phase; 3 when ZooKeeper or Kafka cannot be reached.",
+)
+@global_options
+def status() -> None:
+    """Name the migration's phase: zookeeper, migrating, dual-write or kraft.
+
+    Asks ZooKeeper (/controller, /migration) when it is named (or nothing else is), every broker at
+    --bootstrap-server (does it run KRaft? in migration mode?) and the controllers they run with
+    (or --bootstrap-controller): still writing to ZooKeeper, or finalized.
+
+    \b
+      configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration status
+    """
+    show(PhaseView(witness()))
+
+
+@dataclass
+class ProofView:
+    proof: Proof
+    zookeeper: str
+    kraft: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"zookeeper": self.zookeeper, "kraft": self.kraft, **self.proof.to_json()}
+
+    def render(self, out: Console) -> None:
+        from configctl.migrationcheck import FAMILIES
+
+        proof = self.proof
+        for line in proof.unchecked:
+            out.print(f"not checked: {safe(line)}")
+        for difference in proof.differences:
+            out.print(f"different: {safe(difference.line)}")
+        counts = ", ".join(
+            f"{family} {proof.compared[family]}" for family in FAMILIES if proof.compared[family]
+        )
+        verdict = "equal" if proof.equal else f"{len(proof.differences)} difference(s)"
+        out.print(
+            f"ZooKeeper {safe(self.zookeeper)} and KRaft {safe(self.kraft)}: {verdict} ({counts or 'nothing stored'})"
+        )
+
+
+@migration.command(
+    "check",
+    epilog=(
+        f"Exit status: 0 when the KRaft side holds exactly what ZooKeeper holds; {DIFFERENT_EXIT_CODE} "
+        "when anything differs (one line per difference); 1 when the brokers do not run KRaft yet; "
+        "3 when ZooKeeper or Kafka cannot be reached."
+    ),
+)
+@global_options
+def check() -> None:
+    """Prove the KRaft side holds exactly what ZooKeeper's /config holds, family by family.
+
+    Compares topics, brokers, the broker <default>, every quota entity (users, clients, their pairs,
+    IPs and their defaults) and SCRAM credentials (mechanism and iterations); secrets only by
+    whether they are set, never printed. The KRaft side is what the brokers at --bootstrap-server
+    report once they run as KRaft brokers. The gate before finalizing (docs/migration.md).
+
+    \b
+      configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration check
+    """
+    from configctl.kraft.choice import kraft_store
+    from configctl.kraft.store import OWN_TOPICS
+    from configctl.migrationcheck import compared_types, prove
+    from configctl.zk.configstore import ZooKeeperStore
+
+    quiet_libraries()
+    chosen = settings()
+    bootstrap, command_config = chosen.kafka_admin_target()
+    connection = connection_settings()
+    store = kraft_store(bootstrap, command_config, zookeeper=None, timeout=connection.timeout)
+    if store is None:
+        raise InvalidInput(
+            f"the brokers at {bootstrap} run in ZooKeeper mode and answer from ZooKeeper, so there is no KRaft "
+            "side to compare yet: run it once a broker runs as a KRaft broker (docs/migration.md, step 5)"
+        )
+    with store:
+        kraft = [s for t in compared_types() for s in store.read_type(t, strict=False)]
+        running = store.running_brokers()
+    with ZooKeeperStore.connect(connection) as zookeeper:
+        ours = [s for t in compared_types() for s in zookeeper.read_type(t, strict=False)]
+        location = zookeeper.location
+    proof = prove(ours, kraft, running, OWN_TOPICS)
+    show(ProofView(proof, location, bootstrap))
+    if not proof.equal:
+        raise SystemExit(DIFFERENT_EXIT_CODE)
+
+
+@dataclass
+class CarriedView:
+    entities: int
+    records: int
+    sent: int
+    bootstrap: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entities": self.entities,
+            "records": self.records,
+            "sent": self.sent,
+            "kraft": self.bootstrap,
+        }
+
+    def render(self, out: Console) -> None:
+        already = self.records - self.sent
+        out.print(
+            f"Carried {self.sent} history record(s) of {self.entities} entities into the history topic of "
+            f"{safe(self.bootstrap)}" + (f" ({already} were there already)" if already else "")
+        )
+
+
+@migration.command(
+    "carry",
+    epilog="Exit status: 0 when every record is in the cluster; 3 when ZooKeeper or Kafka cannot be reached.",
+)
+@global_options
+def carry() -> None:
+    """Carry configctl's history from ZooKeeper into the KRaft cluster's history topic.
+
+    Every record ZooKeeper keeps (who, when, why, the values) goes into the cluster's
+    _configctl_history topic as it is, so history, blame, --at and diff answer across the
+    migration from one place once ZooKeeper is gone. Records already there are not sent again:
+    run it as often as you like, last after finalizing, before ZooKeeper is shut down.
+
+    \b
+      configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration carry
+    """
+    from configctl.kraft.choice import kraft_store
+    from configctl.zk.configstore import ZooKeeperStore
+
+    quiet_libraries()
+    chosen = settings()
+    bootstrap, command_config = chosen.kafka_admin_target()
+    connection = connection_settings()
+    store = kraft_store(bootstrap, command_config, zookeeper=None, timeout=connection.timeout)
+    if store is None:
+        raise InvalidInput(
+            f"the brokers at {bootstrap} run in ZooKeeper mode outside a migration: configctl's history is "
+            "still ZooKeeper's; carry it once the brokers run in migration mode (docs/migration.md, step 3)"
+        )
+    with ZooKeeperStore.connect(connection) as zookeeper:
+        entities = zookeeper.history_entities()
+        grouped = zookeeper.histories(entities)
+    records = sorted(
+        (record for found in grouped.values() for record in found), key=lambda r: (r.time_ms, r.entity_path)
+    )
+    with store:
+        sent = store.carry_history(records)
+    show(CarriedView(len(grouped), len(records), sent, bootstrap))
