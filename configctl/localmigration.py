@@ -143,10 +143,12 @@ class KRaftMigration:
             if (node.dir / "data" / "meta.properties").exists():
                 continue
             args = ["format", "--config", str(node.properties_file), "--cluster-id", cluster_id]
-            result = self._run(STORAGE_TOOL, *args)
-            if result[0] != 0:
+            done = self.cluster.tool(STORAGE_TOOL, *args)
+            if done.returncode != 0:
+                output = (done.stdout + done.stderr).splitlines()
+                last = next((line for line in reversed(output) if line.strip()), "")
                 raise EnvironmentProblem(
-                    f"kafka-storage format of controller {node.broker_id} failed: {result[1]}"
+                    f"kafka-storage format of controller {node.broker_id} failed: {' '.join(last.split())[:300]}"
                 )
         start_nodes(list(self.controllers.values()), timeout)
         self.phase = "controllers"
