@@ -124,6 +124,12 @@ def scram(entity_path: str, stored: Mapping[str, str], reported: Mapping[str, in
     return found
 
 
+def same_quota(ours: str | None, theirs: str | None) -> bool:
+    """Whether two quota values are one to Kafka (it parses a quota to a double: ``50`` and
+    ``50.0``, ``1e3`` and ``1000``); a value that is no number is compared as text."""
+    return _same_number(ours, theirs)
+
+
 def _same_number(ours: str | None, theirs: str | None) -> bool:
     if ours is None or theirs is None:
         return ours is theirs

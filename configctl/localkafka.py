@@ -224,9 +224,13 @@ class KafkaBroker:
             time.sleep(0.1)
 
     def _logged_start(self) -> bool:
+        return self.logged(self.started_line)
+
+    def logged(self, line: str) -> bool:
+        """Whether the node's log (since its last launch) holds ``line``."""
         try:
             with open(self.log_file, "rb") as log:
-                return self.started_line.encode() in log.read()
+                return line.encode() in log.read()
         except OSError:
             return False
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from configctl.configparse import load_properties_file
 from configctl.errors import EnvironmentProblem
 from configctl.localkafka import (
     JVM_OPTIONS,
@@ -54,13 +55,8 @@ ZOOKEEPER_KEYS = ("zookeeper.", "broker.id", "inter.broker.protocol.version", MI
 
 
 def read_properties(path: Path) -> dict[str, str]:
-    """A ``server.properties`` this module or :mod:`configctl.localkafka` wrote (``key=value`` lines)."""
-    values: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            key, _, value = line.partition("=")
-            values[key.strip()] = value.strip()
-    return values
+    """A node's ``server.properties``, read as Kafka reads one (:mod:`configctl.configparse`)."""
+    return load_properties_file(path)
 
 
 def write_properties(path: Path, values: dict[str, str]) -> None:
@@ -175,11 +171,7 @@ class KRaftMigration:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for node_id, node in self.controllers.items():
-                try:
-                    text = node.log_file.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if MIGRATED_LINE in text:
+                if node.logged(MIGRATED_LINE):
                     return node_id
             time.sleep(0.2)
         errors = "".join(node.last_error() for node in self.controllers.values())

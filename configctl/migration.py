@@ -228,6 +228,27 @@ class MetadataOwner:
         if not self.writable:
             raise MigrationInProgress(f"refusing to write under /config: {self.detail}; nothing was written")
 
+    @property
+    def read_in_zookeeper(self) -> bool:
+        """Whether this was decided from ZooKeeper's nodes (a KRaft store names its own owner,
+        KRaft with no ``/controller`` epoch): its configs are then ZooKeeper's, where Kafka keeps a
+        broker password encrypted."""
+        return self.owner != KRAFT or self.kraft_controller_epoch is not None
+
+    @property
+    def stale_read(self) -> str | None:
+        """What a read of ZooKeeper's ``/config`` must say when ZooKeeper no longer owns the configs
+        (decided from ZooKeeper's own nodes: a migration, or a KRaft epoch in ``/controller``), else
+        None. ZooKeeper then holds the KRaft controllers' copy, written back during dual-write and
+        never again once the migration is finalized; nothing in ZooKeeper says which."""
+        if not self.read_in_zookeeper or self.writable or self.owner == UNKNOWN:
+            return None
+        return (
+            "ZooKeeper no longer owns this cluster's configs (a migration to KRaft is under way or finalized): "
+            "it holds the KRaft controllers' copy, which stops being written once the migration is finalized, "
+            "so this answer may be stale; ask the brokers (--bootstrap-server, without --zookeeper)"
+        )
+
     def to_json(self) -> dict[str, Any]:
         """``configctl status``'s ``"metadata"`` document."""
         return {

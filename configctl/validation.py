@@ -392,14 +392,38 @@ def check_release_key(entity: Entity, name: str, raw: Any, release: str | None, 
     if reason is not None:
         problems.append(f"{name}: {reason}")
         return True
-    found = _RANGE_RE.match(catalogue.kafka4_valid_values(etype, name) or "")
-    if found is not None and isinstance(value, int) and not isinstance(value, bool):
-        low, high = found.group(1), found.group(2)
-        if low is not None and value < int(low):
-            problems.append(f"{name}: {value} is less than the minimum {low}")
-        if high is not None and value > int(high):
-            problems.append(f"{name}: {value} is greater than the maximum {high}")
+    problem = _outside_kafka4_range(etype, name, value, "the")
+    if problem is not None:
+        problems.append(problem)
     return True
+
+
+def _outside_kafka4_range(etype: EntityType, name: str, value: Any, whose: str) -> str | None:
+    """``value`` against Kafka 4.4's numeric range for ``name`` (its validator's own words,
+    ``[1,...]``, ``[0,...,9]``), or None when within it, not a number, or the key has none."""
+    found = _RANGE_RE.match(catalogue.kafka4_valid_values(etype, name) or "")
+    if found is None or not isinstance(value, int) or isinstance(value, bool):
+        return None
+    low, high = found.group(1), found.group(2)
+    if low is not None and value < int(low):
+        return f"{name}: {value} is less than {whose} minimum {low}"
+    if high is not None and value > int(high):
+        return f"{name}: {value} is greater than {whose} maximum {high}"
+    return None
+
+
+def kafka4_range_refusal(entity: Entity, name: str, raw: str) -> str | None:
+    """Why Kafka 4 refuses ``raw`` for a key both lines have, when its range moved (``segment.bytes``
+    is at least 14 on 3.9 and 1048576 on 4.x, KIP-1030), else None. Only numeric ranges, as Kafka
+    4.4's own validators word them (``[1048576,...]``); the other validators are the brokers'."""
+    etype = entity.schema_type
+    key = catalogue.lookup(etype, name)
+    if key is None or key.kafka_type not in ("int", "long", "short"):
+        return None
+    value, reason = values.parse(key.kafka_type, raw, shown=None)
+    if reason is not None:
+        return None
+    return _outside_kafka4_range(etype, name, value, f"Kafka {catalogue.kafka4_release()}'s")
 
 
 # --------------------------------------------------------------------------------------------

@@ -55,6 +55,9 @@ def describe(ctx: click.Context, effective: bool, **kwargs: Any) -> None:
             stored = [store.read(selection.entity, strict=False)]
         else:
             stored = store.read_type(selection.entity_type, strict=False)
+        caveat = store.metadata_owner().stale_read
+    if caveat is not None:
+        warning(caveat)
     for item in stored:
         if item.problem is not None:  # reported, and the others still shown (repair: alter --replace)
             warning(f"{item.entity.znode} is not a Kafka config node: {item.problem}")

@@ -25,6 +25,7 @@ from configctl.cli.options import environment_option, environment_variable, glob
 from configctl.cli.render import (
     before_write,
     check_output,
+    note,
     preview,
     progress_bar,
     safe,
@@ -131,6 +132,13 @@ def _load(file: str, allow_custom: bool) -> tuple[desired_files.DesiredState, st
     metavar="PLAN.json",
     help="Also save the plan, so that apply --plan applies exactly it (or refuses if the state moved).",
 )
+@click.option(
+    "--to-kafka",
+    "to_kafka",
+    type=click.Choice(["4.0", "4.1", "4.2", "4.3", "4.4"]),
+    default=None,
+    help="Also lint the file's topic and broker configs against this Kafka 4 release (as migration lint does).",
+)
 @_detail_options
 @global_options
 def plan(
@@ -141,6 +149,7 @@ def plan(
     replace_corrupt: bool,
     password_encoder_secret: str | None,
     out: str | None,
+    to_kafka: str | None,
     detail: str | None,
 ) -> None:
     """Show what apply would change: add / change / delete per key, per entity.
@@ -165,6 +174,11 @@ def plan(
     if out:
         replace_atomically(Path(out), syntax.json_text(result.saved(digest)))
     before_write(lambda: show(PlanView(result, detail)))
+    if to_kafka is not None:
+        from configctl.upgradelint import lint
+
+        for finding in lint(desired.configs.items(), target=to_kafka):
+            note(f"Kafka {to_kafka}: {finding.kind}: {finding.line}")
     if result.changed:
         sys.stdout.flush()
         sys.exit(PLAN_EXIT_CHANGES)

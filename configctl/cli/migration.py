@@ -257,3 +257,68 @@ def carry() -> None:
     with store:
         sent = store.carry_history(records)
     show(CarriedView(len(grouped), len(records), sent, bootstrap))
+
+
+@dataclass
+class LintView:
+    findings: list[Any]
+    target: str
+    entities: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "entities": self.entities,
+            "clean": not self.findings,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+    def render(self, out: Console) -> None:
+        for finding in self.findings:
+            out.print(f"{finding.kind}: {safe(finding.line)}")
+        verdict = "nothing to fix" if not self.findings else f"{len(self.findings)} thing(s) to fix"
+        out.print(f"Kafka {self.target} lint of {self.entities} topic and broker config(s): {verdict}")
+
+
+@migration.command(
+    "lint",
+    epilog=(
+        f"Exit status: 0 when nothing needs fixing; {DIFFERENT_EXIT_CODE} when something does (one line each); "
+        "3 when ZooKeeper or Kafka cannot be reached."
+    ),
+)
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["4.0", "4.1", "4.2", "4.3", "4.4"]),
+    default="4.4",
+    show_default=True,
+    help="The Kafka 4 release the cluster is going to.",
+)
+@global_options
+def lint(target: str) -> None:
+    """Find the stored configs Kafka 4 removes, refuses or keeps in clear, before the upgrade.
+
+    Reads every topic and broker config (ZooKeeper's, or the cluster's with --bootstrap-server) and
+    names, with what to do: keys Kafka 4 removed or renamed, values it refuses (segment.bytes below
+    1 MiB), min.insync.replicas on one broker (refused with eligible leader replicas, 4.1+),
+    per-broker configs of brokers that do not run, and passwords the migration will store in clear.
+
+    \b
+      configctl --zookeeper zk1:2181 migration lint --to 4.1
+    """
+    from configctl.cli.context import open_store
+    from configctl.entities import EntityType
+    from configctl.upgradelint import lint as lint_configs
+
+    with open_store() as store:
+        stored = [
+            s for t in (EntityType.TOPICS, EntityType.BROKERS) for s in store.read_type(t, strict=False)
+        ]
+        running = store.running_brokers()
+        in_zookeeper = store.metadata_owner().read_in_zookeeper
+    configs = [(s.entity, s.config) for s in stored if s.exists]
+    findings = lint_configs(configs, target=target, running_brokers=running, encrypted_passwords=in_zookeeper)
+    show(LintView(findings, target, len(configs)))
+    if findings:
+        raise SystemExit(DIFFERENT_EXIT_CODE)

@@ -17,7 +17,9 @@ digest to compare brokers by).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import click
 from rich.console import Console
@@ -25,11 +27,14 @@ from rich.table import Table
 
 from configctl import fleet
 from configctl.cli.context import open_store
+from configctl.cli.migration import witness
 from configctl.cli.options import global_options
 from configctl.cli.render import note, safe, show
 from configctl.documents.status import ReportedStatus, StatusDocument, status_of
 from configctl.errors import NotFound
-from configctl.migration import MetadataOwner
+from configctl.migration import MIGRATING, MetadataOwner
+from configctl.migrationphase import KRAFT_PHASE, Phase
+from configctl.store import ConfigStore
 
 
 class StatusView(StatusDocument):
@@ -258,16 +263,50 @@ def status(broker_id: int | None) -> None:
     """
     with open_store() as store:
         document = status_of(store, broker_id)  # the one place that chooses, by the store's capabilities
+        phase = _migration_phase(store)
     if isinstance(document, ReportedStatus):
         if broker_id is not None and document.broker(broker_id) is None:
             raise NotFound(f"broker {broker_id} is not registered in this KRaft cluster")
-        show(ReportedView(document.cluster, document.answers, document.metadata, broker_id))
+        show(WithPhase(ReportedView(document.cluster, document.answers, document.metadata, broker_id), phase))
         return
     if broker_id is not None and document.status.broker(broker_id) is None:
         raise NotFound(
             f"broker {broker_id} is not known (no listener state, fleet record or Kafka registration)"
         )
-    show(StatusView(document.status, broker_id))
+    show(WithPhase(StatusView(document.status, broker_id), phase))
+
+
+def _migration_phase(store: ConfigStore) -> Phase | None:
+    """The migration's phase (``migration status``'s) when one is under way: ZooKeeper shows a
+    migration, or a Kafka 3.9 KRaft cluster (the only line a migration leads to) is not yet
+    finalized. None otherwise, and the document is as it always was."""
+    owner = store.metadata_owner()
+    if owner.read_in_zookeeper:
+        return witness() if owner.owner == MIGRATING else None
+    if store.kafka_release() not in ("3.9", "3.x"):
+        return None
+    phase = witness()
+    return None if phase.name == KRAFT_PHASE else phase
+
+
+@dataclass
+class WithPhase:
+    """A status view and, during a migration, its phase: first line for people, ``migration`` in JSON."""
+
+    view: StatusView | ReportedView
+    phase: Phase | None
+
+    def to_json(self) -> Any:
+        document = self.view.to_json()
+        if self.phase is not None:
+            document["migration"] = self.phase.to_json()
+        return document
+
+    def render(self, out: Console) -> None:
+        if self.phase is not None:
+            certain = "" if self.phase.certain else " (not certain)"
+            out.print(f"Migration: {self.phase.name}{certain}: {safe(self.phase.detail)}")
+        self.view.render(out)
 
 
 @click.command()

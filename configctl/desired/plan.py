@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from configctl import catalogue, impact, secrets, writer
+from configctl import agreement, catalogue, impact, secrets, writer
 from configctl.changes import KeyDiff, diff
 from configctl.desired.document import DesiredState, is_scram_spec, secret_keys
 from configctl.entities import Entity, EntityType
@@ -186,6 +186,21 @@ def file_digest(data: bytes) -> str:
 # -- computing ----------------------------------------------------------------------------------
 
 
+_QUOTA_TYPES = (EntityType.USERS, EntityType.CLIENTS, EntityType.IPS)
+
+
+def _moved(entity: Entity, current: Mapping[str, str], target: Mapping[str, str]) -> list[KeyDiff]:
+    """The keys to change: a quota asked as Kafka already holds it is none (``50`` and ``50.0`` are
+    one double: ZooKeeper keeps what was written, KRaft reports the number), or a file exported
+    from ZooKeeper would never stop planning a change on KRaft."""
+    changes = diff(current, target)
+    if entity.type not in _QUOTA_TYPES:
+        return changes
+    return [
+        d for d in changes if secrets.is_scram_mechanism(d.name) or not agreement.same_quota(d.old, d.new)
+    ]
+
+
 def compute_plan(
     desired: DesiredState,
     stored: Iterable[Stored],
@@ -226,7 +241,7 @@ def compute_plan(
         if desired.secrets_omitted:
             for key, value in secret_keys(entity, current.config).items():
                 target.setdefault(key, value)
-        changes = diff(current.config, target)
+        changes = _moved(entity, current.config, target)
         if changes or current.problem is not None:
             plans.append(
                 EntityPlan(
@@ -246,7 +261,7 @@ def compute_plan(
                 continue
             seen[item.entity] = item.version
             target = secret_keys(item.entity, item.config) if desired.secrets_omitted else {}
-            changes = diff(item.config, target)
+            changes = _moved(item.entity, item.config, target)
             if changes or item.problem is not None:
                 plans.append(
                     EntityPlan(

@@ -34,12 +34,14 @@ from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
 from configctl.kraft.metadatalog import MetadataEntry
 from configctl.kraft.metadatarecords import (
+    PRE_MIGRATION,
     ClientQuotaRecord,
     ConfigRecord,
     RemoveTopicRecord,
     RemoveUserScramCredentialRecord,
     TopicRecord,
     UserScramCredentialRecord,
+    ZkMigrationStateRecord,
 )
 from configctl.reported import quota_text
 
@@ -55,6 +57,10 @@ class MetadataChange:
     entity_path: str
     changed: Mapping[str, tuple[str | None, str | None]]
     secrets: frozenset[str] = frozenset()
+    copied: bool = False
+    """Written by a ZooKeeper-to-KRaft migration copying ZooKeeper's metadata into the log (the
+    records before its ``ZkMigrationStateRecord`` leaves pre-migration): what ZooKeeper held,
+    not a write anyone made then."""
 
 
 @dataclass
@@ -65,12 +71,16 @@ class MetadataState:
     configs: dict[str, dict[str, str]] = field(default_factory=dict)
     secrets: dict[str, set[str]] = field(default_factory=dict)
     topics: dict[str, str] = field(default_factory=dict)
+    migration_state: int | None = None
+    """The last ``ZkMigrationStateRecord``'s state (None: the log has none, a cluster born KRaft)."""
 
     def apply_batch(self, entries: Iterable[MetadataEntry]) -> list[MetadataChange]:
         """Fold one batch's entries in, and the writes they make, in offset order."""
         firsts: dict[str, tuple[int, int]] = {}
         before: dict[str, dict[str, str]] = {}
+        copied = False
         for entry in entries:
+            copied = copied or self.migration_state == PRE_MIGRATION
             for path, key, value, secret in self._edits(entry):
                 if path not in firsts:
                     firsts[path] = (entry.offset, entry.append_time_ms)
@@ -84,13 +94,13 @@ class MetadataState:
             }
             if moved:
                 hidden = frozenset(k for k in moved if k in self.secrets.get(path, ()))
-                changes.append(MetadataChange(offset, time_ms, path, moved, hidden))
+                changes.append(MetadataChange(offset, time_ms, path, moved, hidden, copied))
         return changes
 
     def load(self, entries: Iterable[MetadataEntry]) -> list[str]:
         """Replace the state with a snapshot's; the entity paths whose config it changed."""
         previous = self.configs
-        self.configs, self.secrets, self.topics = {}, {}, {}
+        self.configs, self.secrets, self.topics, self.migration_state = {}, {}, {}, None
         for entry in entries:
             for path, key, value, secret in self._edits(entry):
                 self._set(path, key, value, secret)
@@ -122,6 +132,9 @@ class MetadataState:
     def _edits(self, entry: MetadataEntry) -> list[tuple[str, str, str | None, bool]]:
         """``(entity path, key, value or None, secret)`` for each key ``entry`` sets or removes."""
         record = entry.record
+        if isinstance(record, ZkMigrationStateRecord):
+            self.migration_state = record.state
+            return []
         if isinstance(record, TopicRecord):
             self.topics[record.topic_id] = record.name
             return []

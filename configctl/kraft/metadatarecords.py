@@ -6,8 +6,8 @@ its flexible-version encoding (compact strings and bytes, compact arrays, tagged
 end of each struct). The schemas are Kafka's own
 (``metadata/src/main/resources/common/metadata/*.json``, the same in 4.4.0's
 ``kafka-metadata`` jar): ``ConfigRecord`` (4), ``UserScramCredentialRecord`` (11),
-``FeatureLevelRecord`` (12), ``ClientQuotaRecord`` (14), ``RemoveUserScramCredentialRecord``
-(22), each at version 0. Anything else, or a version these schemas do not describe, is an
+``FeatureLevelRecord`` (12), ``ClientQuotaRecord`` (14), ``ZkMigrationStateRecord`` (21),
+``RemoveUserScramCredentialRecord`` (22), each at version 0. Anything else, or a version these schemas do not describe, is an
 :class:`OtherRecord` with its api key: never an error, never guessed at.
 
 KRaft keeps secrets in clear in its log; nothing decoded here does. A password config's value
@@ -32,6 +32,11 @@ FRAME_VERSION = 1
 CONFIG_RECORD, USER_SCRAM_CREDENTIAL_RECORD, FEATURE_LEVEL_RECORD = 4, 11, 12
 CLIENT_QUOTA_RECORD, REMOVE_USER_SCRAM_CREDENTIAL_RECORD = 14, 22
 TOPIC_RECORD, REMOVE_TOPIC_RECORD = 2, 9
+ZK_MIGRATION_STATE_RECORD = 21
+PRE_MIGRATION = 2
+"""``ZkMigrationState.PRE_MIGRATION``: the controllers wait for the brokers and copy ZooKeeper's
+metadata into the log; the copy ends with the state ``MIGRATION`` (1), in the same metadata
+transaction (seen on a real 3.9.2 migration: ``tests/migration``)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,14 @@ class RemoveTopicRecord:
 
 
 @dataclass(frozen=True)
+class ZkMigrationStateRecord:
+    """Where a ZooKeeper-to-KRaft migration is (``ZkMigrationState``: 0 none, 1 migration (the copy
+    is done: dual-write), 2 pre-migration (copying), 3 post-migration (finalized))."""
+
+    state: int
+
+
+@dataclass(frozen=True)
 class OtherRecord:
     """A record configctl does not decode (a topic, a partition, a broker's registration ...)."""
 
@@ -118,6 +131,7 @@ MetadataRecord = (
     | FeatureLevelRecord
     | TopicRecord
     | RemoveTopicRecord
+    | ZkMigrationStateRecord
     | OtherRecord
 )
 
@@ -245,6 +259,12 @@ def _topic_removal(reader: _Reader) -> RemoveTopicRecord:
     return RemoveTopicRecord(topic_id)
 
 
+def _migration_state(reader: _Reader) -> ZkMigrationStateRecord:
+    state = int(reader.fixed("b"))
+    reader.tagged_fields()
+    return ZkMigrationStateRecord(state)
+
+
 def decode_metadata_record(value: bytes, digest_key: bytes | None = None) -> MetadataRecord:
     """One metadata record's value (an ``ApiMessageAndVersion``), decoded, its secrets digested.
 
@@ -272,6 +292,8 @@ def decode_metadata_record(value: bytes, digest_key: bytes | None = None) -> Met
         record = _topic(reader)
     elif api_key == REMOVE_TOPIC_RECORD:
         record = _topic_removal(reader)
+    elif api_key == ZK_MIGRATION_STATE_RECORD:
+        record = _migration_state(reader)
     else:
         return OtherRecord(api_key, version)
     if reader.pos != len(value):

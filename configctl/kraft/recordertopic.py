@@ -65,9 +65,16 @@ class Recorded:
         known = [end for end in ends if isinstance(end, int)]
         return max(known) if known else None
 
+    @property
+    def writes(self) -> dict[int, MetadataChange]:
+        """The changes someone wrote, by offset: not a migration's copy of ZooKeeper's metadata
+        (:attr:`MetadataChange.copied`), which restates what ZooKeeper held and is in its history."""
+        return {offset: change for offset, change in self.changes.items() if not change.copied}
+
     def of_entity(self, entity_path: str) -> list[MetadataChange]:
-        """The writes of one entity, oldest first."""
-        return [self.changes[o] for o in sorted(self.changes) if self.changes[o].entity_path == entity_path]
+        """The writes of one entity, oldest first (a migration's copy is none)."""
+        writes = self.writes
+        return [writes[o] for o in sorted(writes) if writes[o].entity_path == entity_path]
 
 
 def change_key(offset: int) -> bytes:
@@ -94,6 +101,8 @@ def encode_change(change: MetadataChange, broker_id: int, recorded_ms: int) -> b
         "recorded_by": broker_id,
         "recorded_ms": recorded_ms,
     }
+    if change.copied:  # only then: a change record of a cluster born KRaft keeps its bytes
+        document["copied"] = True
     return _encoded(document)
 
 
@@ -163,6 +172,7 @@ def decode(value: bytes, into: Recorded) -> None:
                 str(document["entity_path"]),
                 changed,
                 frozenset(str(k) for k in document.get("secrets", ())),
+                document.get("copied") is True,
             )
             into.changes[change.offset] = change
         elif kind == "gap":

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from configctl import applied
+from configctl import applied, catalogue
 from configctl.adminapi.client import KafkaAdmin
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.features import ClusterMode, cluster_mode
@@ -202,6 +202,8 @@ class KRaftStore(NoFleetState):
                 Entity.named(EntityType.BROKERS, str(b)) for b in ids
             ]
         if entity_type.kraft_only:  # groups, client-metrics: ListConfigResources names them
+            if not catalogue.is_kafka4(self.kafka_release()):
+                return []  # a Kafka 3.9 KRaft cluster (one just migrated) has neither, nor the request
             return sorted(self._resources(entity_type))
         found = {e for e in self.admin.all_client_quotas() if e.type is entity_type}
         if entity_type is EntityType.USERS:
@@ -289,7 +291,7 @@ class KRaftStore(NoFleetState):
     def history_entities(self) -> list[Entity]:
         """Every entity configctl recorded a write of, or the flight recorder saw written."""
         paths = set(self._all_records()) | {
-            c.entity_path for c in self.recorded().changes.values() if not _own(c.entity_path)
+            c.entity_path for c in self.recorded().writes.values() if not _own(c.entity_path)
         }
         found = []
         for path in sorted(paths):
@@ -424,14 +426,15 @@ class KRaftStore(NoFleetState):
     def notification_times(self) -> list[tuple[int, str, int]]:
         """Each write the flight recorder holds: its metadata offset (KRaft's change number), its
         entity and the time the controllers committed it, oldest first."""
-        changes = self.recorded().changes
+        changes = self.recorded().writes
         return [(o, changes[o].entity_path, changes[o].time_ms) for o in sorted(changes)]
 
     def notified_changes(self) -> list[applied.Record]:
         """Each recorded write as what it stored, secrets masked as configctl's history keeps them."""
         found = []
-        for offset in sorted(self.recorded().changes):
-            change = self.recorded().changes[offset]
+        writes = self.recorded().writes
+        for offset in sorted(writes):
+            change = writes[offset]
             try:
                 entity = Entity.from_path(change.entity_path)
             except InvalidInput:
@@ -542,8 +545,6 @@ def _anchor(entity: Entity, record: HistoryRecord, changes: Sequence[MetadataCha
 
 
 def _masked(entity: Entity, config: dict[str, str]) -> dict[str, str]:
-    from configctl import catalogue
-
     return mask_config(
         config, lambda key: catalogue.is_sensitive(entity.type, key) or config.get(key) == MASK
     )

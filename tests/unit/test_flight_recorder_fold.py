@@ -263,3 +263,25 @@ def test_a_round_the_cluster_did_not_take_is_folded_again_and_loses_nothing(tmp_
         recordertopic.change_key(0),
         recordertopic.change_key(1),
     ]
+
+
+def test_a_migrations_copy_of_zookeeper_is_no_write():
+    """A migrated cluster's log starts with Kafka copying ZooKeeper's metadata in, between its
+    ZkMigrationStateRecord of pre-migration (2) and of migration (1) (the order a real 3.9.2
+    migration wrote: tests/migration). The copy is marked; the writes after it are writes."""
+    from configctl.kraft.metadatarecords import ZkMigrationStateRecord, decode_metadata_record
+
+    assert decode_metadata_record(bytes([1, 21, 0, 2, 0])) == ZkMigrationStateRecord(2)
+    state = MetadataState()
+    assert state.apply_batch([entry(1, ZkMigrationStateRecord(2))]) == []
+    (copy,) = state.apply_batch([entry(21, ConfigRecord(TOPIC, "orders", "retention.ms", "1000"))])
+    assert state.apply_batch([entry(27, ZkMigrationStateRecord(1))]) == []
+    (write,) = state.apply_batch([entry(41, ConfigRecord(TOPIC, "orders", "retention.ms", "2000"))])
+    assert (copy.copied, write.copied) == (True, False)
+    recorded = recordertopic.Recorded()
+    for change in (copy, write):
+        recordertopic.decode(recordertopic.encode_change(change, 1, 5_000), recorded)
+    assert [c.offset for c in recorded.changes.values()] == [21, 41]
+    assert list(recorded.writes) == [41] and [c.offset for c in recorded.of_entity("topics/orders")] == [41]
+    # A cluster born KRaft has no such record, and its change records keep their bytes.
+    assert b"copied" not in recordertopic.encode_change(write, 1, 5_000)

@@ -49,6 +49,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.digests": CORE,
     "configctl.migration": CORE,
     "configctl.migrationphase": CORE,
+    "configctl.upgradelint": CORE,
     "configctl.gcpause": CORE,
     "configctl.agreement": CORE,
     "configctl.reported": CORE,

@@ -371,3 +371,20 @@ def test_a_file_without_its_secrets_keeps_the_stored_ones():
     assert ("delete", "SCRAM-SHA-256") in kinds(plan.compute_plan(state(text.split("\n", 1)[1]), stored))[
         "users/User%3Aalice"
     ]
+
+
+def test_a_quota_kafka_already_holds_as_that_number_is_no_change():
+    """ZooKeeper keeps a quota as written (kafka-configs.sh writes ``50.0``), a KRaft cluster
+    reports the number (``50``): a file exported from one plans no change on the other."""
+    from configctl.desired.document import DesiredState
+    from configctl.desired.plan import compute_plan
+    from configctl.entities import Entity, EntityType
+    from configctl.store import Stored
+
+    clients = Entity.named(EntityType.CLIENTS, "<default>")
+    desired = DesiredState(
+        "f.yaml", {clients: {"request_percentage": "50.0"}}, frozenset({EntityType.CLIENTS})
+    )
+    assert not compute_plan(desired, [Stored(clients, {"request_percentage": "50"}, 0)]).changed
+    moved = compute_plan(desired, [Stored(clients, {"request_percentage": "51"}, 0)])
+    assert [d.name for e in moved.entities for d in e.diff] == ["request_percentage"]
