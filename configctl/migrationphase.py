@@ -97,9 +97,16 @@ _NEXT = {
     "(docs/migration.md, step 2)",
     MIGRATING_PHASE: "restart every broker with zookeeper.metadata.migration.enable and the controller "
     "quorum; the copy starts once the last one registers (docs/migration.md, step 3)",
-    DUAL_WRITE_PHASE: "restart the brokers as KRaft brokers, run `configctl migration check`, then "
-    "finalize: restart the controllers without zookeeper.metadata.migration.enable (docs/migration.md, steps 5-7)",
+    DUAL_WRITE_PHASE: "carry configctl's history (`configctl migration carry`, step 4), restart the brokers as "
+    "KRaft brokers (step 6), then run `configctl migration check` and finalize: restart the controllers "
+    "without zookeeper.metadata.migration.enable (docs/migration.md, step 7)",
 }
+
+
+_FINALIZE = (
+    "run `configctl migration check` until it exits 0, then finalize: restart the controllers without "
+    "zookeeper.metadata.migration.enable (docs/migration.md, step 7)"
+)
 
 
 def _count(answers: Mapping[Any, NodeAnswer], mode: str) -> int:
@@ -129,7 +136,10 @@ def decide(
     nodes = _brokers_line(brokers)
 
     def phase(name: str, detail: str, *, certain: bool = True) -> Phase:
-        return Phase(name, detail, _NEXT.get(name), brokers, controllers, owner, certain)
+        next_step = _NEXT.get(name)
+        if name == DUAL_WRITE_PHASE and kraft_brokers and not zk_brokers:
+            next_step = _FINALIZE
+        return Phase(name, detail, next_step, brokers, controllers, owner, certain)
 
     if owner is not None and owner.owner != MIGRATING:
         if asked and not migrating_controllers and kraft_brokers and not zk_brokers:

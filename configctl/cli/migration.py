@@ -21,9 +21,11 @@ from configctl.errors import InvalidInput
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from configctl.kraft.store import KRaftStore
     from configctl.migration import MetadataOwner
     from configctl.migrationcheck import Proof
     from configctl.migrationphase import Phase
+    from configctl.zkconnection import ConnectionSettings
 
 DIFFERENT_EXIT_CODE = 2
 """``migration check`` found a difference: on purpose, as ``plan`` and ``audit --fail-on-drift``."""
@@ -76,6 +78,20 @@ def witness() -> Phase:
                     addresses = broker_quorum(admin, sorted(brokers))
         controllers = controller_answers(addresses, chosen.command_config, timeout)
     return decide(owner, brokers, controllers)
+
+
+def _kraft_side(otherwise: str) -> tuple[KRaftStore, ConnectionSettings]:
+    """The KRaft store of the brokers at --bootstrap-server (not opened) and ZooKeeper's connection
+    settings; a one-line error ending in ``otherwise`` when the brokers still run ZooKeeper mode."""
+    from configctl.kraft.choice import kraft_store
+
+    quiet_libraries()
+    bootstrap, command_config = settings().kafka_admin_target()
+    connection = connection_settings()
+    store = kraft_store(bootstrap, command_config, zookeeper=None, timeout=connection.timeout)
+    if store is None:
+        raise InvalidInput(f"the brokers at {bootstrap} {otherwise}")
+    return store, connection
 
 
 @dataclass
@@ -169,21 +185,15 @@ def check() -> None:
     \b
       configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration check
     """
-    from configctl.kraft.choice import kraft_store
     from configctl.kraft.store import OWN_TOPICS
     from configctl.migrationcheck import compared_types, prove
     from configctl.zk.configstore import ZooKeeperStore
 
-    quiet_libraries()
-    chosen = settings()
-    bootstrap, command_config = chosen.kafka_admin_target()
-    connection = connection_settings()
-    store = kraft_store(bootstrap, command_config, zookeeper=None, timeout=connection.timeout)
-    if store is None:
-        raise InvalidInput(
-            f"the brokers at {bootstrap} run in ZooKeeper mode and answer from ZooKeeper, so there is no KRaft "
-            "side to compare yet: run it once a broker runs as a KRaft broker (docs/migration.md, step 5)"
-        )
+    store, connection = _kraft_side(
+        "run in ZooKeeper mode and answer from ZooKeeper, so there is no KRaft side to compare yet: run it "
+        "once a broker runs as a KRaft broker (docs/migration.md, step 6)"
+    )
+    bootstrap = store.bootstrap
     with store:
         kraft = [s for t in compared_types() for s in store.read_type(t, strict=False)]
         running = store.running_brokers()
@@ -229,25 +239,19 @@ def carry() -> None:
 
     Every record ZooKeeper keeps (who, when, why, the values) goes into the cluster's
     _configctl_history topic as it is, so history, blame, --at and diff answer across the
-    migration from one place once ZooKeeper is gone. Records already there are not sent again:
-    run it as often as you like, last after finalizing, before ZooKeeper is shut down.
+    migration from one place once ZooKeeper is gone. Run it right after the brokers enter migration
+    mode, before any write through them; records already there are not sent again.
 
     \b
       configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration carry
     """
-    from configctl.kraft.choice import kraft_store
     from configctl.zk.configstore import ZooKeeperStore
 
-    quiet_libraries()
-    chosen = settings()
-    bootstrap, command_config = chosen.kafka_admin_target()
-    connection = connection_settings()
-    store = kraft_store(bootstrap, command_config, zookeeper=None, timeout=connection.timeout)
-    if store is None:
-        raise InvalidInput(
-            f"the brokers at {bootstrap} run in ZooKeeper mode outside a migration: configctl's history is "
-            "still ZooKeeper's; carry it once the brokers run in migration mode (docs/migration.md, step 3)"
-        )
+    store, connection = _kraft_side(
+        "run in ZooKeeper mode outside a migration: configctl's history is still ZooKeeper's; carry it once "
+        "the brokers run in migration mode (docs/migration.md, step 4)"
+    )
+    bootstrap = store.bootstrap
     with ZooKeeperStore.connect(connection) as zookeeper:
         entities = zookeeper.history_entities()
         grouped = zookeeper.histories(entities)
