@@ -149,6 +149,20 @@ def decide(
         return phase(ZOOKEEPER_PHASE, f"{owner.detail} ({nodes})")
     if state is not None and state.phase != MIGRATED:
         return phase(MIGRATING_PHASE, f"/migration: {state.describe()} ({nodes})")
+    plain_zk_brokers = _count(brokers, ZK_NODE)
+    if owner is None and migrating_controllers and plain_zk_brokers:
+        return phase(
+            MIGRATING_PHASE,
+            f"the controllers run in migration mode and wait: the copy starts once every broker runs in "
+            f"migration mode ({nodes})",
+        )
+    if owner is None and migrating_controllers and not kraft_brokers:
+        return phase(
+            DUAL_WRITE_PHASE,
+            f"the controllers and every broker run in migration mode, so the copy is done or under way "
+            f"({nodes}): give --zookeeper to tell",
+            certain=False,
+        )
     if migrating_controllers:
         return phase(
             DUAL_WRITE_PHASE,
@@ -163,6 +177,21 @@ def decide(
                 f"the controllers left migration mode while brokers still run in ZooKeeper mode ({nodes})",
             )
         return phase(KRAFT_PHASE, f"the controllers run without migration mode{zookeeper} ({nodes})")
+    if owner is None and zk_brokers and not kraft_brokers:
+        migrating = _count(brokers, ZK_MIGRATION_NODE)
+        if not migrating:
+            return phase(
+                ZOOKEEPER_PHASE,
+                f"every broker runs in ZooKeeper mode outside a migration and no controller was asked "
+                f"({nodes}): give --zookeeper to tell whether a KRaft quorum waits for them",
+                certain=False,
+            )
+        return phase(
+            DUAL_WRITE_PHASE,
+            f"brokers run in migration mode and no controller answered ({nodes}): give --zookeeper or "
+            "--bootstrap-controller to tell",
+            certain=False,
+        )
     if owner is None and kraft_brokers and not zk_brokers:
         return phase(
             KRAFT_PHASE,

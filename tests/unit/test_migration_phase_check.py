@@ -39,6 +39,12 @@ PREPARING = MigrationState(-1, -1, -1, -1)
         (_owner(MIGRATED, 1), {}, {}, "dual-write", False),
         (None, {1: KRAFT_BROKER}, {}, "kraft", False),
         (None, {1: KRAFT_BROKER}, {"c:1": FINALIZED_CONTROLLER}, "kraft", True),
+        # Without ZooKeeper: the brokers and controllers alone, each phase they can tell.
+        (None, {1: ZK_BROKER}, {}, "zookeeper", False),
+        (None, {1: ZK_BROKER}, {"c:1": MIGRATING_CONTROLLER}, "migrating", True),
+        (None, {1: ZK_MIGRATING}, {"c:1": MIGRATING_CONTROLLER}, "dual-write", False),
+        (None, {1: ZK_MIGRATING}, {}, "dual-write", False),
+        (None, {1: KRAFT_BROKER, 2: ZK_MIGRATING}, {"c:1": MIGRATING_CONTROLLER}, "dual-write", True),
         # An unreachable controller is no witness.
         (_owner(MIGRATED, 1), {1: KRAFT_BROKER}, {"c:1": NodeAnswer(problem="down")}, "dual-write", False),
     ],
