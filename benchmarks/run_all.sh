@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 results="$(mktemp -t configctl-bench.XXXXXX)"
 trap 'rm -f "$results"' EXIT
 export CONFIGCTL_BENCH_RESULTS="$results"
-for script in write_path cold_start propagation fleet bulk_apply kafka_peer kraft_peer flight_recorder sidecar audit console; do
+for script in write_path cold_start propagation fleet bulk_apply kafka_peer kraft_peer flight_recorder migration sidecar audit console; do
   if [ -f "benchmarks/$script.py" ]; then
     printf '\n== benchmarks/%s.py\n' "$script"
     python "benchmarks/$script.py"

@@ -506,18 +506,20 @@ def refuse_unsendable(set_keys: Mapping[str, str], delete_keys: Iterable[str], w
 
 
 def reported_configs(entries: Iterable[Any]) -> dict[str, ReportedConfig]:
+    """DescribeConfigs' entries (v1 and later) as configctl's terms. Each field is read off the
+    answer's own objects: their generic ``to_dict`` copied every nested struct and was most of the
+    time a describe of a thousand topics took."""
     configs: dict[str, ReportedConfig] = {}
     for entry in entries:
-        raw = entry.to_dict()
-        configs[raw["name"]] = ReportedConfig(
-            name=raw["name"],
-            value=raw["value"],
-            source=_SOURCES.get(raw.get("config_source", 0), "UNKNOWN"),
-            sensitive=bool(raw.get("is_sensitive")),
-            read_only=bool(raw.get("read_only")),
+        configs[entry.name] = ReportedConfig(
+            name=entry.name,
+            value=entry.value,
+            source=_SOURCES.get(getattr(entry, "config_source", 0), "UNKNOWN"),
+            sensitive=bool(getattr(entry, "is_sensitive", False)),
+            read_only=bool(getattr(entry, "read_only", False)),
             synonyms=tuple(
-                ReportedSynonym(s["name"], s["value"], _SOURCES.get(s["source"], "UNKNOWN"))
-                for s in raw.get("synonyms") or ()
+                ReportedSynonym(s.name, s.value, _SOURCES.get(s.source, "UNKNOWN"))
+                for s in getattr(entry, "synonyms", None) or ()
             ),
         )
     return configs
