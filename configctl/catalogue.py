@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 LISTENER_PREFIX = "listener.name."
 KAFKA4_FACTS = "kafka-4.4-configs.json"
+KAFKA4_RELEASES = ("4.0", "4.1", "4.2", "4.3", "4.4")
+"""The Kafka 4 releases configctl knows (the facts are 4.4's: 4.1 to 4.4 removed no key 4.0 kept)."""
 """Kafka 4's topic and broker config facts (``configctl/data/``), generated from 4.4.0's jars."""
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from configctl import catalogue, validation
 from configctl.entities import Entity, EntityType
 
-TARGETS = ("4.0", "4.1", "4.2", "4.3", "4.4")
+TARGETS = catalogue.KAFKA4_RELEASES
 """The Kafka 4 releases a lint can aim at (their removed keys and ranges are 4.4's, read from its
 jars: Kafka 4.1-4.4 removed no dynamic key 4.0 kept)."""
 ELR_FROM = "4.1"

@@ -19,7 +19,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from configctl import secrets
+from configctl import catalogue, secrets
 from configctl.cli.context import open_store
 from configctl.cli.options import environment_option, environment_variable, global_options, settings
 from configctl.cli.render import (
@@ -135,7 +135,7 @@ def _load(file: str, allow_custom: bool) -> tuple[desired_files.DesiredState, st
 @click.option(
     "--to-kafka",
     "to_kafka",
-    type=click.Choice(["4.0", "4.1", "4.2", "4.3", "4.4"]),
+    type=click.Choice(catalogue.KAFKA4_RELEASES),
     default=None,
     help="Also lint the file's topic and broker configs against this Kafka 4 release (as migration lint does).",
 )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from configctl import catalogue
 from configctl.cli.context import connection_settings, quiet_libraries
 from configctl.cli.options import bootstrap_controller, global_options, settings
 from configctl.cli.render import safe, show
@@ -49,13 +50,15 @@ def _owner() -> MetadataOwner:
         return store.metadata_owner()
 
 
-def witness() -> Phase:
-    """Ask every witness given (ZooKeeper, the brokers, the controllers) and decide the phase."""
+def witness(owner: MetadataOwner | None = None) -> Phase:
+    """Ask every witness given (ZooKeeper, the brokers, the controllers) and decide the phase;
+    ``owner``: what ZooKeeper already said (a caller that read it), not asked again."""
     from configctl.migrationphase import decide
 
     quiet_libraries()
     chosen = settings()
-    owner = _owner() if _zookeeper_wanted() else None
+    if owner is None and _zookeeper_wanted():
+        owner = _owner()
     brokers: dict[int, Any] = {}
     controllers: dict[str, Any] = {}
     controller_option = bootstrap_controller()
@@ -294,7 +297,7 @@ class LintView:
 @click.option(
     "--to",
     "target",
-    type=click.Choice(["4.0", "4.1", "4.2", "4.3", "4.4"]),
+    type=click.Choice(catalogue.KAFKA4_RELEASES),
     default="4.4",
     show_default=True,
     help="The Kafka 4 release the cluster is going to.",

@@ -282,7 +282,7 @@ def _migration_phase(store: ConfigStore) -> Phase | None:
     finalized. None otherwise, and the document is as it always was."""
     owner = store.metadata_owner()
     if owner.read_in_zookeeper:
-        return witness() if owner.owner == MIGRATING else None
+        return witness(owner) if owner.owner == MIGRATING else None
     if store.kafka_release() not in ("3.9", "3.x"):
         return None
     phase = witness()

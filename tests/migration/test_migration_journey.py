@@ -81,6 +81,13 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
     def kafka(name: str, *args: str) -> None:
         trip.said[name] = run_cli("--bootstrap-server", cluster.bootstrap, *args, timeout=180)
 
+    def zookeeper_default(name: str, config: str) -> None:  # Kafka's own tool, straight into ZooKeeper
+        done = cluster.config_command(
+            "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", config, zookeeper=True
+        )  # fmt: skip
+        trip.kafka[name] = done.stdout + done.stderr
+        assert done.returncode == 0, trip.kafka[name]
+
     try:
         cluster.start()
         trip.bootstrap = cluster.bootstrap
@@ -206,20 +213,10 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         # Step 7: prove it (a stray write into ZooKeeper fails the gate), then finalize.
         # Kafka 3.9's kafka-configs.sh --zookeeper writes a broker default while no broker is
         # registered in ZooKeeper (KRaft brokers are not): the KRaft controller never reads it.
-        stray = cluster.config_command(
-            "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.retention.ms=1",
-            zookeeper=True,
-        )  # fmt: skip
-        trip.kafka["7-stray"] = stray.stdout + stray.stderr
-        assert stray.returncode == 0, trip.kafka["7-stray"]
+        zookeeper_default("7-stray", "log.retention.ms=1")
         both("7-check-stray", "migration", "check")
         both("7-check-stray-json", "-o", "json", "migration", "check")
-        undone = cluster.config_command(
-            "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.retention.ms=3600000",
-            zookeeper=True,
-        )  # fmt: skip
-        trip.kafka["7-undo"] = undone.stdout + undone.stderr
-        assert undone.returncode == 0, trip.kafka["7-undo"]
+        zookeeper_default("7-undo", "log.retention.ms=3600000")
         both("7-check", "migration", "check")
         migration.finalize()
         both("7-status", "-o", "json", "migration", "status")
