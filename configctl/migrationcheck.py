@@ -15,7 +15,9 @@ stores' reads family by family, with the comparison rules the rest of configctl 
 
 A per-broker config of a broker that does not run now cannot be asked of any broker (Kafka
 answers DescribeConfigs only for a registered broker): it is listed as not checked, never as
-equal. Written against the store roles: ZooKeeper's store and the KRaft store are both
+equal. So is a whole family the KRaft side cannot report yet (``unread``: while a broker still
+runs ZooKeeper mode, only the controllers can say what the KRaft side holds, and they report
+topics and the broker default only; :mod:`configctl.kraft.migratingside`). Written against the store roles: ZooKeeper's store and the KRaft store are both
 :class:`~configctl.store.ConfigReads`.
 """
 
@@ -114,12 +116,17 @@ def prove(
     kraft: Iterable[Stored],
     running_brokers: set[int] | None,
     own_topics: Collection[str] = (),
+    unread: Mapping[str, str] | None = None,
 ) -> Proof:
     """Compare ZooKeeper's configs with the KRaft side's (``running_brokers``: the brokers the
     KRaft side lists, the only ones it can report a per-broker config for). configctl's own topics
     (``own_topics``: created in the cluster during the migration, so dual-written to ZooKeeper,
-    and never listed by the KRaft store) are not the operator's configs and are left out."""
+    and never listed by the KRaft store) are not the operator's configs and are left out.
+    ``unread``: family → why the KRaft side cannot report it now; what ZooKeeper holds of such a
+    family is counted as not checked, one line per family."""
     types = compared_types()
+    skipped = dict(unread or {})
+    not_read: dict[str, int] = {}
 
     def kept(stored: Stored) -> bool:
         entity = stored.entity
@@ -149,13 +156,38 @@ def prove(
             continue
         left = dict(zk.config) if zk is not None else {}
         right = dict(theirs[entity].config) if entity in theirs else {}
-        _compare(proof, entity, left, right)
+        for family in _families(entity, left):
+            if family in skipped:
+                not_read[family] = not_read.get(family, 0) + 1
+        _compare(proof, entity, left, right, skipped)
+    for family in FAMILIES:
+        if family in skipped:
+            count = not_read.get(family, 0)
+            proof.unchecked.append(
+                f"{family}: {count} entit{'y' if count == 1 else 'ies'} ZooKeeper holds: {skipped[family]}"
+            )
     return proof
 
 
-def _compare(proof: Proof, entity: Entity, zk: Mapping[str, str], kraft: Mapping[str, str]) -> None:
+def _families(entity: Entity, config: Mapping[str, str]) -> list[str]:
+    """The families ``entity``'s stored keys belong to (a user may hold quotas and SCRAM both)."""
+    if entity.type in (EntityType.TOPICS, EntityType.BROKERS):
+        return [family_of(entity)]
+    found = []
+    if any(not secrets.is_scram_mechanism(k) for k in config):
+        found.append("quotas")
+    if any(secrets.is_scram_mechanism(k) for k in config):
+        found.append("scram")
+    return found
+
+
+def _compare(
+    proof: Proof, entity: Entity, zk: Mapping[str, str], kraft: Mapping[str, str], skipped: Mapping[str, str]
+) -> None:
     family = family_of(entity)
     if entity.type in (EntityType.TOPICS, EntityType.BROKERS):
+        if family in skipped:
+            return
         proof.compared[family] += 1
         for key in sorted(set(zk) | set(kraft)):
             ours, theirs = zk.get(key), kraft.get(key)
@@ -166,13 +198,13 @@ def _compare(proof: Proof, entity: Entity, zk: Mapping[str, str], kraft: Mapping
                 proof.differences.append(Difference(family, entity, key, ours, theirs))
         return
     quota_keys = {k for k in set(zk) | set(kraft) if not secrets.is_scram_mechanism(k)}
-    if quota_keys:
+    if quota_keys and "quotas" not in skipped:
         proof.compared["quotas"] += 1
         for mismatch in agreement.quotas(entity.path, zk, kraft):
             proof.differences.append(
                 Difference("quotas", entity, mismatch.key, mismatch.expected, mismatch.reported)
             )
-    if any(secrets.is_scram_mechanism(k) for k in set(zk) | set(kraft)):
+    if "scram" not in skipped and any(secrets.is_scram_mechanism(k) for k in set(zk) | set(kraft)):
         proof.compared["scram"] += 1
         reported = {k: secrets.iterations_of(v) for k, v in kraft.items() if secrets.is_scram_mechanism(k)}
         for mismatch in agreement.scram(entity.path, zk, reported):

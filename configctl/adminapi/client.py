@@ -56,7 +56,7 @@ _SOURCES = {
     8: "DYNAMIC_GROUP_CONFIG",
 }
 _SET, _DELETE = 0, 1
-_UNKNOWN_TOPIC = 3  # UNKNOWN_TOPIC_OR_PARTITION: the cluster has no such topic
+UNKNOWN_TOPIC = 3  # UNKNOWN_TOPIC_OR_PARTITION: the cluster has no such topic
 _NOT_CONTROLLER = 41  # NOT_CONTROLLER: the broker asked is no longer (or not yet) the controller
 _UNASKED: Any = object()  # the controller not asked yet (None is an answer: no controller named)
 _MATCH_EXACT, _MATCH_DEFAULT, _MATCH_SPECIFIED = 0, 1, 2
@@ -165,7 +165,7 @@ class KafkaAdmin:
         names = list(topics)
         if not names:
             return {}
-        absent = {_UNKNOWN_TOPIC} if missing_ok else set()
+        absent = {UNKNOWN_TOPIC} if missing_ok else set()
         return self._describe_many(_TOPIC, names, node_id, f"describe {len(names)} topics", absent=absent)
 
     def _describe(
@@ -182,20 +182,8 @@ class KafkaAdmin:
         keys: Iterable[str] | None = None,
         absent: set[int] | frozenset[int] = frozenset(),
     ) -> dict[str, dict[str, ReportedConfig]]:
-        wanted = list(keys) if keys is not None else None
-        request = DescribeConfigsRequest(
-            resources=[(kind, name, wanted) for name in names], include_synonyms=True, min_version=1
-        )
-        response = self._send(request, node_id, what)
-        answers: dict[str, dict[str, ReportedConfig]] = {}
-        for result in response.results:
-            if result.error_code in absent:
-                continue
-            problem = refusal(result.error_code, result.error_message, f"{what} ({result.resource_name})")
-            if problem is not None:
-                raise problem
-            answers[result.resource_name] = reported_configs(result.configs)
-        return answers
+        response = self._send(describe_request(kind, names, keys), node_id, what)
+        return described(response, what, absent)
 
     def alter_broker(
         self,
@@ -503,6 +491,31 @@ def refuse_unsendable(set_keys: Mapping[str, str], delete_keys: Iterable[str], w
                     f"cannot {what}: {label} is {size} bytes of UTF-8, and the Admin API carries at most "
                     f"{MAX_PROTOCOL_STRING} per string; nothing was written"
                 )
+
+
+def describe_request(kind: int, names: Iterable[str], keys: Iterable[str] | None = None) -> Any:
+    """One DescribeConfigs request for ``names`` of resource type ``kind`` (``keys``: only these),
+    with synonyms: what a broker or a controller (KIP-919) is sent."""
+    wanted = list(keys) if keys is not None else None
+    return DescribeConfigsRequest(
+        resources=[(kind, name, wanted) for name in names], include_synonyms=True, min_version=1
+    )
+
+
+def described(
+    response: Any, what: str, absent: set[int] | frozenset[int] = frozenset()
+) -> dict[str, dict[str, ReportedConfig]]:
+    """Each resource's configs in a DescribeConfigs answer, by name; a resource refused with an
+    error code in ``absent`` is left out, any other refusal raised in one line naming it."""
+    answers: dict[str, dict[str, ReportedConfig]] = {}
+    for result in response.results:
+        if result.error_code in absent:
+            continue
+        problem = refusal(result.error_code, result.error_message, f"{what} ({result.resource_name})")
+        if problem is not None:
+            raise problem
+        answers[result.resource_name] = reported_configs(result.configs)
+    return answers
 
 
 def reported_configs(entries: Iterable[Any]) -> dict[str, ReportedConfig]:

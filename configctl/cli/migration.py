@@ -147,9 +147,16 @@ class ProofView:
     proof: Proof
     zookeeper: str
     kraft: str
+    read_from: str
+    """Who reported the KRaft side: ``brokers``, or ``controllers`` while a broker runs ZooKeeper mode."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"zookeeper": self.zookeeper, "kraft": self.kraft, **self.proof.to_json()}
+        return {
+            "zookeeper": self.zookeeper,
+            "kraft": self.kraft,
+            "kraft_read_from": self.read_from,
+            **self.proof.to_json(),
+        }
 
     def render(self, out: Console) -> None:
         from configctl.migrationcheck import FAMILIES
@@ -163,8 +170,10 @@ class ProofView:
             f"{family} {proof.compared[family]}" for family in FAMILIES if proof.compared[family]
         )
         verdict = "equal" if proof.equal else f"{len(proof.differences)} difference(s)"
+        via = "" if self.read_from == "brokers" else " (its controllers)"
         out.print(
-            f"ZooKeeper {safe(self.zookeeper)} and KRaft {safe(self.kraft)}: {verdict} ({counts or 'nothing stored'})"
+            f"ZooKeeper {safe(self.zookeeper)} and KRaft {safe(self.kraft)}{via}: {verdict} "
+            f"({counts or 'nothing stored'})"
         )
 
 
@@ -172,7 +181,7 @@ class ProofView:
     "check",
     epilog=(
         f"Exit status: 0 when the KRaft side holds exactly what ZooKeeper holds; {DIFFERENT_EXIT_CODE} "
-        "when anything differs (one line per difference); 1 when the brokers do not run KRaft yet; "
+        "when anything differs (one line per difference); 1 when the brokers are not being migrated; "
         "3 when ZooKeeper or Kafka cannot be reached."
     ),
 )
@@ -183,28 +192,32 @@ def check() -> None:
     Compares topics, brokers, the broker <default>, every quota entity (users, clients, their pairs,
     IPs and their defaults) and SCRAM credentials (mechanism and iterations); secrets only by
     whether they are set, never printed. The KRaft side is what the brokers at --bootstrap-server
-    report once they run as KRaft brokers. The gate before finalizing (docs/migration.md).
+    report once they all run as KRaft brokers; before that (dual-write), what the KRaft controllers
+    report (--bootstrap-controller, else the brokers' quorum): topics and the broker <default>, the
+    other families listed as not checked. The gate before finalizing (docs/migration.md).
 
     \b
       configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration check
     """
+    from configctl.entities import EntityType
+    from configctl.kraft.migratingside import read_side
     from configctl.kraft.store import OWN_TOPICS
     from configctl.migrationcheck import compared_types, prove
     from configctl.zk.configstore import ZooKeeperStore
 
     store, connection = _kraft_side(
-        "run in ZooKeeper mode and answer from ZooKeeper, so there is no KRaft side to compare yet: run it "
-        "once a broker runs as a KRaft broker (docs/migration.md, step 6)"
+        "run in ZooKeeper mode outside a migration, so there is no KRaft side to compare yet: run it once "
+        "the brokers run in migration mode (docs/migration.md, step 3)"
     )
     bootstrap = store.bootstrap
-    with store:
-        kraft = [s for t in compared_types() for s in store.read_type(t, strict=False)]
-        running = store.running_brokers()
     with ZooKeeperStore.connect(connection) as zookeeper:
         ours = [s for t in compared_types() for s in zookeeper.read_type(t, strict=False)]
         location = zookeeper.location
-    proof = prove(ours, kraft, running, OWN_TOPICS)
-    show(ProofView(proof, location, bootstrap))
+    topics = [s.entity.name for s in ours if s.entity.type is EntityType.TOPICS]
+    with store:
+        side = read_side(store, compared_types(), topics, bootstrap_controller())
+    proof = prove(ours, side.stored, side.running_brokers, OWN_TOPICS, side.unread)
+    show(ProofView(proof, location, bootstrap, side.read_from))
     if not proof.equal:
         raise SystemExit(DIFFERENT_EXIT_CODE)
 
@@ -215,12 +228,16 @@ class CarriedView:
     records: int
     sent: int
     bootstrap: str
+    rollouts: int
+    rollouts_sent: int
 
     def to_json(self) -> dict[str, Any]:
         return {
             "entities": self.entities,
             "records": self.records,
             "sent": self.sent,
+            "rollouts": self.rollouts,
+            "rollouts_sent": self.rollouts_sent,
             "kraft": self.bootstrap,
         }
 
@@ -230,6 +247,11 @@ class CarriedView:
             f"Carried {self.sent} history record(s) of {self.entities} entities into the history topic of "
             f"{safe(self.bootstrap)}" + (f" ({already} were there already)" if already else "")
         )
+        already = self.rollouts - self.rollouts_sent
+        out.print(
+            f"Carried {self.rollouts_sent} rollout record(s) into its rollout topic"
+            + (f" ({already} were there already)" if already else "")
+        )
 
 
 @migration.command(
@@ -238,32 +260,41 @@ class CarriedView:
 )
 @global_options
 def carry() -> None:
-    """Carry configctl's history from ZooKeeper into the KRaft cluster's history topic.
+    """Carry configctl's history and rollout records from ZooKeeper into the KRaft cluster.
 
-    Every record ZooKeeper keeps (who, when, why, the values) goes into the cluster's
-    _configctl_history topic as it is, so history, blame, --at and diff answer across the
-    migration from one place once ZooKeeper is gone. Run it right after the brokers enter migration
-    mode, before any write through them; records already there are not sent again.
+    Every history record ZooKeeper keeps (who, when, why, the values) goes into the cluster's
+    _configctl_history topic as it is, and every rollout's record into _configctl_rollouts, so
+    history, blame, --at, diff and rollout show answer across the migration once ZooKeeper is
+    gone. Run it right after the brokers enter migration mode, before any write through them;
+    what is there already is not sent again. Refused, nothing carried, while a rollout is open.
 
     \b
       configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration carry
     """
+    from configctl.kraft.rollouts import RolloutsOnKRaft
+    from configctl.migrationcarry import finished_rollouts, in_time_order
     from configctl.zk.configstore import ZooKeeperStore
 
-    store, connection = _kraft_side(
+    quiet_libraries()
+    with ZooKeeperStore.connect(connection_settings()) as zookeeper:
+        rollouts = finished_rollouts(zookeeper.rollouts.listing(), zookeeper.rollouts.load)
+        grouped = zookeeper.histories(zookeeper.history_entities())
+    records = in_time_order(grouped.values())
+    store, _ = _kraft_side(
         "run in ZooKeeper mode outside a migration: configctl's history is still ZooKeeper's; carry it once "
         "the brokers run in migration mode (docs/migration.md, step 4)"
     )
     bootstrap = store.bootstrap
-    with ZooKeeperStore.connect(connection) as zookeeper:
-        entities = zookeeper.history_entities()
-        grouped = zookeeper.histories(entities)
-    records = sorted(
-        (record for found in grouped.values() for record in found), key=lambda r: (r.time_ms, r.entity_path)
-    )
     with store:
-        sent = store.carry_history(records)
-    show(CarriedView(len(grouped), len(records), sent, bootstrap))
+        built = RolloutsOnKRaft.of(store)
+        try:
+            kraft_rollouts = built(store)
+            documents = kraft_rollouts.to_carry(rollouts)  # refused here, before anything is sent
+            sent = store.carry_history(records)
+            rollouts_sent = kraft_rollouts.carry(documents)
+        finally:
+            built.close()
+    show(CarriedView(len(grouped), len(records), sent, bootstrap, len(rollouts), rollouts_sent))
 
 
 @dataclass

@@ -14,15 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from kafka.protocol.admin import DescribeConfigsRequest
-
-from configctl.adminapi.client import reported_configs
+from configctl.adminapi.client import describe_request, described
 from configctl.adminapi.controllers import ControllerClient, Quorum
-from configctl.adminapi.errors import refusal
 from configctl.entities import Entity, EntityType
+from configctl.kafkacodes import RESOURCE_TYPE_OF
 from configctl.reported import ReportedConfig
 
-_BROKER_RESOURCE = 4
+_BROKER_RESOURCE = RESOURCE_TYPE_OF[EntityType.BROKERS]
 
 
 class ControllerReports:
@@ -52,15 +50,8 @@ class ControllerReports:
             )
         name = "" if entity.is_default else str(broker_id)
         what = f"describe the configs of controller {broker_id}"
-        request = DescribeConfigsRequest(
-            resources=[(_BROKER_RESOURCE, name, None)], include_synonyms=True, min_version=1
-        )
-        response = self.client.send_to(address, request, what)
-        (result,) = response.results
-        problem = refusal(result.error_code, result.error_message, what)
-        if problem is not None:
-            raise problem
-        return reported_configs(result.configs)
+        response = self.client.send_to(address, describe_request(_BROKER_RESOURCE, [name]), what)
+        return described(response, what)[name]
 
     def reported_config(self, broker_id: int, entity: Entity) -> dict[str, str]:
         self._refuse(f"ask broker {broker_id} what it holds", "--wait asks each broker")

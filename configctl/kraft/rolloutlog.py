@@ -117,6 +117,22 @@ def first(record: Record, planned: Sequence[Planned], owner: dict[str, Any]) -> 
     return Document(record.id, 0, new_token(), None, record, tuple(planned), (), owner)
 
 
+def carried(loaded: Loaded) -> Document:
+    """A finished rollout kept elsewhere (ZooKeeper's, before a migration) as a chain's first
+    document: its record, plan and undo as they are, at the version it had there (a chain starts
+    at its oldest version), made from nothing and owned by no process."""
+    return Document(
+        loaded.record.id,
+        loaded.version,
+        new_token(),
+        None,
+        loaded.record,
+        tuple(loaded.planned),
+        tuple(sorted(loaded.undo, key=lambda c: c.index)),
+        None,
+    )
+
+
 def decode(data: bytes) -> Document:
     """A document read back, every part checked (:class:`InvalidInput`, one line, when it cannot be read)."""
     try:
@@ -289,6 +305,7 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "Chain",
     "Document",
+    "carried",
     "chains",
     "decode",
     "first",

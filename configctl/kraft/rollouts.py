@@ -83,6 +83,34 @@ class KRaftRollouts:
                 found.append(current.listed())
         return found
 
+    def to_carry(self, loaded: Sequence[Loaded]) -> list[rolloutlog.Document]:
+        """The documents that carry ``loaded`` (finished rollouts kept elsewhere) into the rollout
+        topic, each encoded once to check its size: one already here with the same record is
+        carried already and left out; one here with another record is refused in one line,
+        before anything is sent."""
+        found = self.topic.chains()
+        documents = []
+        for item in loaded:
+            rollout_id = item.record.id
+            chain = found.get(rollout_id)
+            if chain is not None:
+                current = chain.current
+                if current is not None and current.record.to_json() == item.record.to_json():
+                    continue
+                raise Conflict(
+                    f"rollout {rollout_id} is in the cluster's rollout topic already with another record: "
+                    "nothing was carried"
+                )
+            document = rolloutlog.carried(item)
+            document.encode()  # too large for a record: refused here, before anything is sent
+            documents.append(document)
+        return documents
+
+    def carry(self, documents: list[rolloutlog.Document]) -> int:
+        """Append what :meth:`to_carry` gave; how many were sent."""
+        self.topic.append_all(documents)
+        return len(documents)
+
     def after_abort(self, rollout_id: str, current: Record | None, timeout: float = 15.0) -> Record | None:
         deadline = time.monotonic() + timeout
         while current is not None and current.state == rec.ABORTING and time.monotonic() < deadline:

@@ -58,6 +58,12 @@ class RolloutTopic:
         owntopics.append(producer, TOPIC, [(document.key, data)], self.bootstrap, self.timeout, what=WHAT)
         return self.chains()
 
+    def append_all(self, documents: list[Document]) -> None:
+        """Append ``documents`` in one send, each encoded (and its size checked) before any is sent."""
+        data = [(document.key, document.encode()) for document in documents]
+        if data:
+            owntopics.append(self._writer(), TOPIC, data, self.bootstrap, self.timeout, what=WHAT)
+
     def forget(self, chain: Chain) -> None:
         """Tombstones for what a finished rollout no longer needs (best effort: compaction or the
         next finish removes what is left)."""

@@ -48,3 +48,20 @@ def test_status_from_zookeeper_alone(zk_connect: str, zk: KazooClient) -> None:
     assert table.returncode == 0, table.stderr
     assert "Migration phase: dual-write (not certain)" in table.stdout
     assert "give --bootstrap-controller to tell" in table.stdout
+
+
+def test_an_open_rollout_refuses_the_carry_before_anything_is_asked(zk_connect: str) -> None:
+    from configctl.entities import Entity, EntityType
+    from configctl.rollout import record as rec
+    from configctl.rollout.record import Planned
+    from configctl.zk.configstore import ZooKeeperStore
+
+    planned = [Planned(Entity(EntityType.TOPICS, "orders"), 1, {"retention.ms": "1"}, -1)]
+    with ZooKeeperStore.connect(zk_connect) as store:  # its process is gone once this closes: left open
+        opened = store.rollouts.open(
+            planned, kind=rec.WAVES, reason="", options=rec.Options(), waves=1, step={}, summary="x"
+        )
+        rollout_id = opened.id
+    result = run_cli("--zookeeper", zk_connect, "--bootstrap-server", NOBODY, "migration", "carry")
+    one_line_error(result, 1, f"rollout {rollout_id} is running")
+    assert "nothing was carried" in result.stderr and NOBODY not in result.stderr

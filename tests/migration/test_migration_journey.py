@@ -15,17 +15,22 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from helpers import REPO_ROOT, CliResult, child_env, create_topics, run_cli, wait_for
+from kazoo.client import KazooClient
 
 from configctl.localkafka import KafkaCluster
 from configctl.localmigration import KRaftMigration
 from configctl.localzk import LocalZooKeeper
 from configctl.localzk.client import ClientSettings
+from configctl.timeref import iso
+from configctl.zk.configstore import ZooKeeperStore
 
 KAFKA_HOME = REPO_ROOT / "build" / "kafka"
 RUNBOOK_PATH = REPO_ROOT / "docs" / "migration.md"
@@ -50,6 +55,8 @@ class Journey:
     bootstrap: str = ""
     said: dict[str, CliResult] = field(default_factory=dict)
     kafka: dict[str, str] = field(default_factory=dict)
+    before_ms: int = 0
+    """A moment after every write before the migration, before its first step."""
 
     def json(self, name: str) -> dict:
         result = self.said[name]
@@ -69,6 +76,8 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
     migration = KRaftMigration(cluster)
     trip = Journey(zookeeper)
     recorder: subprocess.Popen[bytes] | None = None
+    listener: subprocess.Popen[bytes] | None = None
+    state_dir = work / "state-1"
 
     def zk(name: str, *args: str) -> None:  # configctl against ZooKeeper (and the brokers when given)
         trip.said[name] = run_cli("--zookeeper", zookeeper, *args, timeout=180)
@@ -92,6 +101,14 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         cluster.start()
         trip.bootstrap = cluster.bootstrap
         create_topics(cluster.bootstrap, "orders", "payments")
+        # Beside ZooKeeper-mode broker 1, its listener, keeping an applied log in its state directory.
+        listener = subprocess.Popen(
+            [sys.executable, "-m", "configctl", "listener", "run", "--zookeeper", zookeeper, "--broker-id", "1",
+             "--server-properties", str(cluster.brokers[1].properties_file), "--state-dir", str(state_dir)],
+            stdout=subprocess.DEVNULL, stderr=open(work / "listener.log", "w"), env=child_env(),  # noqa: SIM115
+        )  # fmt: skip
+        with ZooKeeperStore.connect(zookeeper) as store:
+            wait_for(lambda: 1 in store.broker_states(), timeout=90, message="the listener beside broker 1")
         # Configs of every family, before: configctl on ZooKeeper, and Kafka's own tool.
         zk(
             "w-topic",
@@ -145,6 +162,11 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
             done = cluster.config_command("--alter", *args)
             trip.kafka[name] = done.stdout + done.stderr
             assert done.returncode == 0, done.stderr
+        # A canary rollout, finished before the migration: its record is carried across.
+        both(
+            "w-rollout", "-o", "json", "alter", "--broker-defaults", "--add-config", "log.cleaner.backoff.ms=20000",
+            "--canary", "1", "--soak", "1s", "--wait", "60", "--reason", "canary before",
+        )  # fmt: skip
         # What Kafka 4 will not take, valid on 3.9: written now, found by the lint.
         zk("w-lint-topic", "alter", "--topic", "orders", "--add-config", "segment.bytes=100000")
         both("w-lint-broker", "alter", "--broker", "1", "--add-config", "min.insync.replicas=1")
@@ -166,6 +188,7 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         before = work / "before.yaml"
         zk("1-export", "export", "--no-secrets", "--file", str(before))
         both("1-check", "migration", "check")
+        trip.before_ms = int(time.time() * 1000)
         # Step 2: provision the KRaft controllers.
         migration.start_controllers()
         both("2-status", "-o", "json", "migration", "status")
@@ -173,9 +196,11 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         migration.brokers_into_migration()
         migration.wait_migrated()
         both("3-status", "-o", "json", "migration", "status")
+        both("3-check", "migration", "check")
         # Step 4: carry configctl's history.
         both("4-carry", "-o", "json", "migration", "carry")
         both("4-carry-again", "-o", "json", "migration", "carry")
+        kafka("4-rollouts", "-o", "json", "rollout", "list")
         # Step 5: work through the KRaft side.
         kafka(
             "5-write",
@@ -195,7 +220,15 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         )  # fmt: skip
         trip.kafka["5-outside"] = during.stdout + during.stderr
         assert during.returncode == 0, trip.kafka["5-outside"]
-        # Step 6: restart the brokers as KRaft brokers.
+        # The gate during dual-write: the brokers still answer from ZooKeeper, the controllers do not.
+        both("5-check", "-o", "json", "migration", "check")
+        with _node_changed(
+            zookeeper, "/config/topics/payments", {"retention.ms": "1"}
+        ):  # a stray hand-made write
+            both("5-check-stray", "migration", "check")
+        # Step 6: restart the brokers as KRaft brokers, each listener as its flight recorder.
+        listener.terminate()
+        listener.wait(timeout=30)
         migration.brokers_to_kraft()
         both("6-status", "-o", "json", "migration", "status")
         # Beside KRaft broker 1, its flight recorder: the same command as the listener's.
@@ -254,6 +287,10 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         kafka("8-status", "-o", "json", "migration", "status")
         kafka("8-payments", "-o", "json", "history", "--topic", "payments")
         kafka("8-since", "-o", "json", "history", "--since", "-1h")
+        kafka("8-rollouts", "-o", "json", "rollout", "list")
+        moment = iso(trip.before_ms)
+        kafka("8-at", "-o", "json", "describe", "--effective", "--broker", "1", "--topic", "orders",
+              "--at", moment, "--applied-log", str(state_dir))  # fmt: skip
         both("8-check", "migration", "check")
         # A desired-state file written before the migration applies after it.
         kafka("8-plan", "-o", "json", "plan", "-f", str(before))
@@ -261,10 +298,31 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         kafka("8-plan-again", "plan", "-f", str(before))
         yield trip
     finally:
-        if recorder is not None and recorder.poll() is None:
-            recorder.terminate()
-            recorder.wait(timeout=30)
+        for process in (listener, recorder):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
         migration.stop()
+
+
+@contextmanager
+def _node_changed(zookeeper: str, path: str, changes: dict[str, str]) -> Iterator[None]:
+    """A write straight into ZooKeeper's ``path`` (as a hand-made tool would make it, no notification),
+    undone after: Kafka's own tool writes no topic config to ZooKeeper in 3.9."""
+    client = KazooClient(hosts=zookeeper, timeout=10.0)
+    client.start(timeout=30)
+    try:
+        before, _ = client.get(path)
+        document = json.loads(before)
+        document["config"] = {**document["config"], **changes}
+        client.set(path, json.dumps(document).encode())
+        try:
+            yield
+        finally:
+            client.set(path, before)
+    finally:
+        client.stop()
+        client.close()
 
 
 def _recorded(bootstrap: str, path: str, value: str) -> bool:
@@ -430,3 +488,50 @@ def test_a_desired_state_file_from_before_applies_after(journey: Journey) -> Non
     assert journey.said["8-apply"].returncode == 0, journey.said["8-apply"].stderr
     again = journey.said["8-plan-again"]
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_check_during_dual_write_asks_the_controllers(journey: Journey) -> None:
+    # Right after Kafka's copy, and after writes during dual-write: the brokers still run ZooKeeper
+    # mode, so the KRaft side is what the controllers hold (topics and the default), the rest named.
+    copied = journey.said["3-check"]
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    assert "(its controllers): equal (topics 2, default 1)" in copied.stdout
+    for line in (
+        "not checked: brokers: 2 entities",
+        "not checked: quotas: 4 entities",
+        "not checked: scram: 1 entity",
+    ):
+        assert line in copied.stdout, copied.stdout
+    during = journey.json("5-check")
+    assert during["equal"] is True and during["kraft_read_from"] == "controllers"
+    assert during["families"]["topics"]["entities"] == 2 and during["families"]["quotas"]["entities"] == 0
+    assert all("still answer from ZooKeeper" in line for line in during["unchecked"]), during["unchecked"]
+    stray = journey.said["5-check-stray"]
+    assert stray.returncode == 2, stray.stdout + stray.stderr
+    assert (
+        "different: topic 'payments': retention.ms: ZooKeeper holds '1', the KRaft side '900000'"
+        in stray.stdout
+    )
+    # Once the brokers run KRaft the brokers answer, for every family.
+    assert "(its controllers)" not in journey.said["7-check"].stdout
+
+
+def test_rollout_records_are_carried_once(journey: Journey) -> None:
+    canary = journey.json("w-rollout")
+    first, again = journey.json("4-carry"), journey.json("4-carry-again")
+    assert (first["rollouts"], first["rollouts_sent"]) == (1, 1), first
+    assert (again["rollouts"], again["rollouts_sent"]) == (1, 0), again
+    for name in ("4-rollouts", "8-rollouts"):  # in dual-write, and after ZooKeeper is finalized away
+        listed = journey.json(name)
+        assert [(r["id"], r["state"]) for r in listed] == [(canary["id"], "promoted")], listed
+
+
+def test_the_applied_log_answers_across_the_migration(journey: Journey) -> None:
+    # After finalizing, on the KRaft side: broker 1 before the migration, from history and from what
+    # its ZooKeeper-mode listener logged it applied (a file in its state directory, not in ZooKeeper).
+    doc = journey.json("8-at")
+    configs = {c["name"]: c for c in doc["configs"]}
+    assert configs["retention.ms"]["value"] == "86400000" and configs["segment.bytes"]["value"] == "100000"
+    log = doc["applied_log"]
+    assert log["covered"] is True and log["differences"] == [], log
+    assert log["last_applied_change"] is not None

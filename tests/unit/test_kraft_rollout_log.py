@@ -140,3 +140,17 @@ def test_the_reference_pages_example_is_a_document_configctl_reads():
     assert (
         document.record.canary is not None and document.loaded().undo[0].entries[0].entity.path == "brokers/1"
     )
+
+
+def test_a_carried_rollout_starts_its_chain_at_the_version_it_had_and_reads_back_whole():
+    zero = opened()
+    finished = zero.record.with_event(5, "promoted", state=rec.PROMOTED)
+    loaded = rec.Loaded(finished, 7, list(zero.planned), [], {"host": "gone", "pid": 1})
+    carried = rolloutlog.carried(loaded)
+    assert (carried.version, carried.base, carried.owner) == (7, None, None)
+    chain = rolloutlog.chains(log_of(carried))[zero.id]
+    assert chain.current is not None and chain.current.version == 7
+    assert chain.current.loaded().record == finished and chain.current.loaded().planned == loaded.planned
+    # A later version is made from it, as from any other.
+    after = carried.next(finished.with_event(6, "after"))
+    assert rolloutlog.chains(log_of(carried, after))[zero.id].current == after

@@ -88,6 +88,7 @@ FLOORS: Mapping[str, int] = {
     "configctl.audit": FEATURES,
     "configctl.documents": FEATURES,
     "configctl.migrationcheck": FEATURES,
+    "configctl.migrationcarry": FEATURES,
     # on top: the console, the listener process, the command line (the two composition roots)
     "configctl.console": CONSOLE,
     "configctl.listener": LISTENER,

@@ -126,3 +126,28 @@ def test_a_broker_that_does_not_run_is_not_checked_and_own_topics_are_left_out()
 def test_an_unreadable_zookeeper_node_is_a_difference() -> None:
     proof = prove([Stored(TOPIC, {}, 3, problem="not JSON")], [], {1})
     assert [d.key for d in proof.differences] == ["(node)"]
+
+
+def test_a_family_the_kraft_side_cannot_report_yet_is_not_checked_never_equal() -> None:
+    # Read from the controllers (a broker still runs ZooKeeper mode): topics and the default only.
+    zk = [
+        _stored(TOPIC, {"retention.ms": "1000"}),
+        _stored(DEFAULT, {"log.retention.ms": "5"}),
+        _stored(BROKER_5, {"log.cleaner.threads": "2"}),
+        _stored(ALICE, {"producer_byte_rate": "1024", "SCRAM-SHA-256": CREDENTIAL}),
+        _stored(Entity.named(EntityType.IPS, "10.0.0.1"), {"connection_creation_rate": "10"}),
+    ]
+    kraft = [_stored(TOPIC, {"retention.ms": "2000"}), _stored(DEFAULT, {"log.retention.ms": "5"})]
+    unread = {family: f"{family} unread" for family in ("brokers", "quotas", "scram")}
+    proof = prove(zk, kraft, None, unread=unread)
+    assert [d.line for d in proof.differences] == [
+        "topic 'orders': retention.ms: ZooKeeper holds '1000', the KRaft side '2000'"
+    ]
+    assert proof.compared == {"topics": 1, "brokers": 0, "default": 1, "quotas": 0, "scram": 0}
+    assert proof.unchecked == [
+        "brokers: 1 entity ZooKeeper holds: brokers unread",
+        "quotas: 2 entities ZooKeeper holds: quotas unread",
+        "scram: 1 entity ZooKeeper holds: scram unread",
+    ]
+    # What is unread is never a difference, even where the KRaft side says otherwise.
+    assert prove([_stored(ALICE, {"SCRAM-SHA-256": CREDENTIAL})], [], None, unread=unread).equal
