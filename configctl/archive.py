@@ -41,7 +41,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, unquote
 
 from configctl.entities import Entity
@@ -59,6 +59,9 @@ from configctl.store import Change, History
 from configctl.timeref import iso
 from configctl.zkconnection import ConnectString, parse_connect_string
 from configctl.znodes import HistoryRecord, HistoryZNodes
+
+if TYPE_CHECKING:
+    from configctl import applied
 
 log = logging.getLogger(__name__)
 
@@ -428,3 +431,6 @@ class ArchivedHistory:
 
     def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
         self.inner.record_history(change, version, reason=reason)
+
+    def carried_applied_log(self, broker_id: int) -> list[applied.Record] | None:
+        return self.inner.carried_applied_log(broker_id)

@@ -6,20 +6,27 @@ record (``rollout list``, ``rollout show``: what each canary or wave did). The K
 both in topics of its own (the history topic, the rollout topic), and carrying them there is what
 lets ``history``, ``blame``, ``--at`` and ``rollout show`` answer across the migration.
 
+The listeners' applied logs (what each broker ran, as its listener logged it) are files in each
+listener's state directory, not in ZooKeeper: they outlive it where they are, and
+``--applied-log`` reads them on either side of the migration. Given to ``carry --applied-log``,
+they are carried into the cluster too, so ``--at``, ``blame`` and ``diff`` read them from the
+cluster alone, with no state directory at hand.
+
 A rollout still open (preparing, running, stopped or aborting) is not carried: its undo holds the
 exact bytes of ZooKeeper nodes, which mean nothing to the KRaft side, and its process writes
 through ZooKeeper. Nor is one whose record cannot be read (it counts as open, as on ZooKeeper).
 Either refuses the whole carry in one line, before anything is sent: finish or abort it first.
-The listeners' applied logs need no carrying: they are files in each listener's state directory,
-not in ZooKeeper, and ``--applied-log`` reads them on either side of the migration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
+from configctl import applied
 from configctl.errors import InvalidInput, one_line
 from configctl.rollout.record import Listed, Loaded
+from configctl.travel.past import applied_records
 from configctl.znodes import HistoryRecord
 
 
@@ -47,4 +54,22 @@ def finished_rollouts(listed: Sequence[Listed], load: Callable[[str], Loaded]) -
     ]
 
 
-__all__ = ["finished_rollouts", "in_time_order"]
+def applied_logs(state_dirs: Sequence[str | Path]) -> list[applied.Record]:
+    """Every broker's applied log in ``state_dirs`` (``--applied-log``: state directories or their
+    ``applied/``), each read as ``--at`` reads it (a copy given twice read once), broker by broker
+    in log order; a directory that is not there or holds no applied log is one line."""
+    brokers: set[int] = set()
+    for place in state_dirs:
+        try:
+            found = applied.segments(place) if Path(place).is_dir() else {}
+        except OSError as exc:
+            raise InvalidInput(f"--applied-log {place}: cannot read it ({exc.strerror or exc})") from None
+        if not found:
+            raise InvalidInput(
+                f"--applied-log {place}: no applied log there (a listener's --state-dir holds one)"
+            )
+        brokers |= set(found)
+    return [record for broker in sorted(brokers) for record in applied_records(broker, state_dirs) or ()]
+
+
+__all__ = ["applied_logs", "finished_rollouts", "in_time_order"]

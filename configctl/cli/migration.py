@@ -230,6 +230,8 @@ class CarriedView:
     bootstrap: str
     rollouts: int
     rollouts_sent: int
+    applied: int
+    applied_sent: int
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -238,6 +240,8 @@ class CarriedView:
             "sent": self.sent,
             "rollouts": self.rollouts,
             "rollouts_sent": self.rollouts_sent,
+            "applied": self.applied,
+            "applied_sent": self.applied_sent,
             "kraft": self.bootstrap,
         }
 
@@ -252,14 +256,28 @@ class CarriedView:
             f"Carried {self.rollouts_sent} rollout record(s) into its rollout topic"
             + (f" ({already} were there already)" if already else "")
         )
+        if self.applied:
+            already = self.applied - self.applied_sent
+            out.print(
+                f"Carried {self.applied_sent} applied-log record(s) into its applied-log topic"
+                + (f" ({already} were there already)" if already else "")
+            )
 
 
 @migration.command(
     "carry",
     epilog="Exit status: 0 when every record is in the cluster; 3 when ZooKeeper or Kafka cannot be reached.",
 )
+@click.option(
+    "--applied-log",
+    "applied_logs",
+    multiple=True,
+    metavar="DIR",
+    help="A ZooKeeper-mode listener's --state-dir (or its applied/ directory): carry its applied log too. "
+    "Repeatable.",
+)
 @global_options
-def carry() -> None:
+def carry(applied_logs: tuple[str, ...]) -> None:
     """Carry configctl's history and rollout records from ZooKeeper into the KRaft cluster.
 
     Every history record ZooKeeper keeps (who, when, why, the values) goes into the cluster's
@@ -267,15 +285,19 @@ def carry() -> None:
     history, blame, --at, diff and rollout show answer across the migration once ZooKeeper is
     gone. Run it right after the brokers enter migration mode, before any write through them;
     what is there already is not sent again. Refused, nothing carried, while a rollout is open.
+    With --applied-log, the listeners' applied logs go into _configctl_applied, so --at, blame and
+    diff read what each broker ran before the migration from the cluster alone.
 
     \b
       configctl --zookeeper zk1:2181 --bootstrap-server kafka1:9092 migration carry
     """
     from configctl.kraft.rollouts import RolloutsOnKRaft
+    from configctl.migrationcarry import applied_logs as read_applied_logs
     from configctl.migrationcarry import finished_rollouts, in_time_order
     from configctl.zk.configstore import ZooKeeperStore
 
     quiet_libraries()
+    logged = read_applied_logs(applied_logs) if applied_logs else []
     with ZooKeeperStore.connect(connection_settings()) as zookeeper:
         rollouts = finished_rollouts(zookeeper.rollouts.listing(), zookeeper.rollouts.load)
         grouped = zookeeper.histories(zookeeper.history_entities())
@@ -292,9 +314,21 @@ def carry() -> None:
             documents = kraft_rollouts.to_carry(rollouts)  # refused here, before anything is sent
             sent = store.carry_history(records)
             rollouts_sent = kraft_rollouts.carry(documents)
+            applied_sent = store.carry_applied(logged)
         finally:
             built.close()
-    show(CarriedView(len(grouped), len(records), sent, bootstrap, len(rollouts), rollouts_sent))
+    show(
+        CarriedView(
+            len(grouped),
+            len(records),
+            sent,
+            bootstrap,
+            len(rollouts),
+            rollouts_sent,
+            len(logged),
+            applied_sent,
+        )
+    )
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from configctl.adminapi.controllers import OPTION, ControllerClient, Quorum
 from configctl.adminapi.features import ClusterMode
@@ -37,6 +37,9 @@ from configctl.store import (
 from configctl.store.capabilities import Unsupported
 from configctl.store.roles import BrokerReports
 from configctl.znodes import HistoryRecord
+
+if TYPE_CHECKING:
+    from configctl import applied
 
 CAPABILITIES = Capabilities(
     versioned_writes=False,
@@ -206,6 +209,11 @@ class ControllerStore(NoFleetState):
 
     def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
         self._needs_brokers("record history")
+
+    def carried_applied_log(self, broker_id: int) -> list[applied.Record] | None:
+        """None: the carried applied logs are a topic, which only brokers serve (history, which
+        ``--at`` reads first, is refused with why)."""
+        return None
 
     # -- BrokerReports: each controller about itself -------------------------------------------
 

@@ -4,18 +4,24 @@ A KRaft cluster has no ZooKeeper, so what configctl keeps beside the configs (it
 rollout records) lives in compacted topics of the cluster itself. Each is one partition (one
 order for everything in it), replicated as the cluster allows (:func:`replication_for`), kept
 forever, and keyed so that compaction never merges two records configctl means to keep. This
-module is what those topics share: creating one, appending and knowing where each record
-landed, and reading one from its start (or from where the last read stopped).
+module is what those topics share: the clients that reach them (:class:`OwnTopicClients`),
+creating one, appending and knowing where each record landed, and reading one from its start
+(or from where the last read stopped).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import translate_errors
+
+log = logging.getLogger(__name__)
 
 COMPACTED = {
     "cleanup.policy": "compact",
@@ -35,6 +41,49 @@ class Message:
     offset: int
     key: bytes | None
     value: bytes | None
+
+
+class OwnTopicClients:
+    """A ``KafkaAdminClient``, a ``KafkaProducer`` (acks from every in-sync replica) and a
+    ``KafkaConsumer`` (no group) on the store's bootstrap, for one history read or write."""
+
+    def __init__(
+        self, bootstrap: str, command_config: Path | None, timeout: float, *, producer: bool
+    ) -> None:
+        self.options = client_options(bootstrap, command_config, timeout)
+        self.bootstrap = bootstrap
+        self.producer = producer
+        self._open: list[Any] = []
+
+    def __enter__(self) -> tuple[Any, Any, Any]:
+        from kafka.admin import KafkaAdminClient
+        from kafka.consumer import KafkaConsumer
+        from kafka.producer import KafkaProducer
+
+        from configctl.adminapi.errors import translate_errors
+
+        try:
+            with translate_errors("connect", self.bootstrap):
+                if self.producer:
+                    admin = KafkaAdminClient(**self.options)
+                    self._open.append(admin)
+                    producer = KafkaProducer(**self.options, acks="all", enable_idempotence=True)
+                    self._open.append(producer)
+                    return admin, producer, None
+                consumer = KafkaConsumer(**self.options, enable_auto_commit=False, group_id=None)
+                self._open.append(consumer)
+                return None, None, consumer
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        for client in reversed(self._open):
+            try:
+                client.close()
+            except Exception:  # closing is best effort: the answer is already in hand
+                log.debug("closing a Kafka client failed", exc_info=True)
+        self._open.clear()
 
 
 def replication_for(brokers: int) -> tuple[int, int]:
@@ -139,4 +188,13 @@ def read_tail(
     return found
 
 
-__all__ = ["COMPACTED", "Message", "append", "ensure_topic", "read_from", "read_tail", "replication_for"]
+__all__ = [
+    "COMPACTED",
+    "Message",
+    "OwnTopicClients",
+    "append",
+    "ensure_topic",
+    "read_from",
+    "read_tail",
+    "replication_for",
+]

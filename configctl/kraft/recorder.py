@@ -43,9 +43,9 @@ from configctl.errors import ConfigctlError, InvalidInput, one_line
 from configctl.kraft import recordertopic
 from configctl.kraft.metadatafold import MetadataChange, MetadataState
 from configctl.kraft.metadatalog import Gap, MetadataEntry, read_log, read_snapshot, snapshots
+from configctl.kraft.owntopics import OwnTopicClients
 from configctl.kraft.recordertopic import GapRecord
 from configctl.kraft.reports import quorum_report
-from configctl.kraft.store import OwnTopicClients
 from configctl.reported import default_layer_running, not_applied
 
 log = logging.getLogger(__name__)

@@ -35,15 +35,15 @@ from typing import Any
 
 from configctl import applied, catalogue
 from configctl.adminapi.client import KafkaAdmin
-from configctl.adminapi.connection import client_options
 from configctl.adminapi.features import ClusterMode, cluster_mode
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput, KafkaUnavailable
 from configctl.handlers import brokerlogger
 from configctl.identity import default_identity
-from configctl.kraft import historytopic, recordertopic, rollouttopic
+from configctl.kraft import appliedtopic, historytopic, recordertopic, rollouttopic
 from configctl.kraft.metadatafold import MetadataChange
 from configctl.kraft.nofleet import NoFleetState
+from configctl.kraft.owntopics import OwnTopicClients
 from configctl.kraft.reads import OWN_SOURCE, own_layer, read_entity
 from configctl.migration import KRAFT, MetadataOwner
 from configctl.secrets import MASK, mask_config
@@ -102,6 +102,7 @@ class KRaftStore(NoFleetState):
         self._writer: OwnTopicClients | None = None
         self._producer: Any = None
         self._written: dict[Entity, Stored] = {}
+        self._applied: tuple[set[bytes], dict[int, list[applied.Record]]] | None = None
 
     # -- Connection ---------------------------------------------------------------------------
 
@@ -323,6 +324,29 @@ class KRaftStore(NoFleetState):
         if self._records is not None:
             self._records.setdefault(record.entity_path, []).append(record)
 
+    def carried_applied_log(self, broker_id: int) -> list[applied.Record] | None:
+        """Broker ``broker_id``'s applied log as ``migration carry --applied-log`` carried it into
+        the cluster (:mod:`configctl.kraft.appliedtopic`), read once per store; None: none was."""
+        return self._carried_applied()[1].get(broker_id)
+
+    def carry_applied(self, logs: Iterable[applied.Record]) -> int:
+        """Append the applied-log records ``logs`` (each broker's in its log's order) not carried
+        yet; how many were sent."""
+        keys, _ = self._carried_applied()
+        fresh = [r for r in logs if appliedtopic.key_of(r) not in keys]
+        if fresh:
+            with self._clients() as (admin, producer, _):
+                appliedtopic.ensure_topic(admin, len(self.running_brokers() or ()), self.bootstrap)
+                appliedtopic.append(producer, fresh, self.bootstrap, self._timeout)
+            self._applied = None
+        return len(fresh)
+
+    def _carried_applied(self) -> tuple[set[bytes], dict[int, list[applied.Record]]]:
+        if self._applied is None:
+            with self._clients(producer=False) as (_, _, consumer):
+                self._applied = appliedtopic.read_all(consumer, self.bootstrap, self._timeout)
+        return self._applied
+
     def carry_history(self, records: Sequence[HistoryRecord]) -> int:
         """Append records kept elsewhere (ZooKeeper's, before a migration) as they are: their
         versions, times, identities and reasons kept, secrets masked as this topic keeps them.
@@ -504,7 +528,7 @@ class KRaftStore(NoFleetState):
 
 _THROUGH_BROKERS = "a KRaft cluster's configs are written through its brokers' Admin API only"
 
-OWN_TOPICS = frozenset({historytopic.TOPIC, rollouttopic.TOPIC, recordertopic.TOPIC})
+OWN_TOPICS = frozenset({historytopic.TOPIC, rollouttopic.TOPIC, recordertopic.TOPIC, appliedtopic.TOPIC})
 """configctl's own topics: what it keeps beside the configs, never listed as the cluster's topics."""
 
 ANCHOR_SLACK_MS = 10_000
@@ -550,47 +574,4 @@ def _masked(entity: Entity, config: dict[str, str]) -> dict[str, str]:
     )
 
 
-class OwnTopicClients:
-    """A ``KafkaAdminClient``, a ``KafkaProducer`` (acks from every in-sync replica) and a
-    ``KafkaConsumer`` (no group) on the store's bootstrap, for one history read or write."""
-
-    def __init__(
-        self, bootstrap: str, command_config: Path | None, timeout: float, *, producer: bool
-    ) -> None:
-        self.options = client_options(bootstrap, command_config, timeout)
-        self.bootstrap = bootstrap
-        self.producer = producer
-        self._open: list[Any] = []
-
-    def __enter__(self) -> tuple[Any, Any, Any]:
-        from kafka.admin import KafkaAdminClient
-        from kafka.consumer import KafkaConsumer
-        from kafka.producer import KafkaProducer
-
-        from configctl.adminapi.errors import translate_errors
-
-        try:
-            with translate_errors("connect", self.bootstrap):
-                if self.producer:
-                    admin = KafkaAdminClient(**self.options)
-                    self._open.append(admin)
-                    producer = KafkaProducer(**self.options, acks="all", enable_idempotence=True)
-                    self._open.append(producer)
-                    return admin, producer, None
-                consumer = KafkaConsumer(**self.options, enable_auto_commit=False, group_id=None)
-                self._open.append(consumer)
-                return None, None, consumer
-        except BaseException:
-            self.__exit__()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        for client in reversed(self._open):
-            try:
-                client.close()
-            except Exception:  # closing is best effort: the answer is already in hand
-                log.debug("closing a Kafka client failed", exc_info=True)
-        self._open.clear()
-
-
-__all__ = ["CAPABILITIES", "KRaftStore", "KafkaUnavailable", "OwnTopicClients"]
+__all__ = ["CAPABILITIES", "KRaftStore", "KafkaUnavailable"]

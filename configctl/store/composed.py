@@ -182,6 +182,9 @@ class Store:
     def record_history(self, change: Change, version: int, *, reason: str = "") -> None:
         self.recorded.record_history(change, version, reason=reason)
 
+    def carried_applied_log(self, broker_id: int) -> list[applied.Record] | None:
+        return self.recorded.carried_applied_log(broker_id)
+
     # -- Notifications -----------------------------------------------------------------------------
 
     def notifications(self) -> list[Notification]:

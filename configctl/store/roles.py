@@ -175,6 +175,12 @@ class History(Protocol):
         """Record ``change``, committed at ``version`` by someone else (a broker), in the history."""
         ...
 
+    def carried_applied_log(self, broker_id: int) -> list[applied.Record] | None:
+        """What broker ``broker_id``'s listener logged it applied before the cluster was migrated,
+        as carried into the cluster (``migration carry --applied-log``); None: nothing carried
+        (a ZooKeeper-mode cluster's applied logs are read from the state directories)."""
+        ...
+
 
 class Notifications(Protocol):
     """The change numbers every write gets, which brokers report having applied."""

@@ -65,9 +65,12 @@ def moment(
     applied_dirs: Sequence[str | Path] = (),
     history: History | None = None,
 ) -> Moment:
-    """Broker ``broker_id`` at ``ref``: its static config (:func:`broker_static`), history, its applied log."""
+    """Broker ``broker_id`` at ``ref``: its static config (:func:`broker_static`), history, its
+    applied log (from ``--applied-log``'s directories, else as a migration carried it into the cluster)."""
     static = broker_static(store, broker_id)
     records = applied_records(broker_id, applied_dirs)
+    if records is None:
+        records = store.carried_applied_log(broker_id)
     history = history or History(store, records or ())
     at_ms = resolve(ref, history, records or ())
     fold_ms = at_ms

@@ -379,6 +379,10 @@ class ZooKeeperStore:
             self.session, change, version, identity=self.identity, reason=reason, limit=self.history_limit
         )
 
+    def carried_applied_log(self, broker_id: int) -> list[applied.Record] | None:
+        """None: ZooKeeper keeps no applied log (the listeners keep theirs in their state directories)."""
+        return None
+
     def history(self, entity: Entity) -> list[HistoryRecord]:
         """Recorded writes of an entity, newest first (malformed records are skipped with a warning).
 

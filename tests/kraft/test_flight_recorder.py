@@ -29,8 +29,8 @@ from test_kraft_console import start as start_console
 from configctl.kraft import recordertopic
 from configctl.kraft.metadatalog import PARTITION, MetadataEntry, read_log, segments, snapshots
 from configctl.kraft.metadatarecords import ClientQuotaRecord, ConfigRecord
+from configctl.kraft.owntopics import OwnTopicClients
 from configctl.kraft.recorder import Recorder
-from configctl.kraft.store import OwnTopicClients
 from configctl.localkraft import KRaftCluster
 from configctl.timeref import iso
 

@@ -229,6 +229,7 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         # Step 6: restart the brokers as KRaft brokers, each listener as its flight recorder.
         listener.terminate()
         listener.wait(timeout=30)
+        both("6-carry-applied", "-o", "json", "migration", "carry", "--applied-log", str(state_dir))
         migration.brokers_to_kraft()
         both("6-status", "-o", "json", "migration", "status")
         # Beside KRaft broker 1, its flight recorder: the same command as the listener's.
@@ -291,6 +292,8 @@ def journey(zk_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory)
         moment = iso(trip.before_ms)
         kafka("8-at", "-o", "json", "describe", "--effective", "--broker", "1", "--topic", "orders",
               "--at", moment, "--applied-log", str(state_dir))  # fmt: skip
+        kafka("8-at-carried", "-o", "json", "describe", "--effective", "--broker", "1", "--topic", "orders",
+              "--at", moment)  # fmt: skip
         both("8-check", "migration", "check")
         # A desired-state file written before the migration applies after it.
         kafka("8-plan", "-o", "json", "plan", "-f", str(before))
@@ -528,10 +531,18 @@ def test_rollout_records_are_carried_once(journey: Journey) -> None:
 
 def test_the_applied_log_answers_across_the_migration(journey: Journey) -> None:
     # After finalizing, on the KRaft side: broker 1 before the migration, from history and from what
-    # its ZooKeeper-mode listener logged it applied (a file in its state directory, not in ZooKeeper).
-    doc = journey.json("8-at")
-    configs = {c["name"]: c for c in doc["configs"]}
-    assert configs["retention.ms"]["value"] == "86400000" and configs["segment.bytes"]["value"] == "100000"
-    log = doc["applied_log"]
-    assert log["covered"] is True and log["differences"] == [], log
-    assert log["last_applied_change"] is not None
+    # its ZooKeeper-mode listener logged it applied: read from its state directory, and as carried
+    # into the cluster (no directory given).
+    carried = journey.json("6-carry-applied")
+    assert carried["applied"] > 0 and carried["applied_sent"] == carried["applied"], carried
+    assert (carried["sent"], carried["rollouts_sent"]) == (0, 0), carried  # the rest was carried at step 4
+    for name in ("8-at", "8-at-carried"):
+        doc = journey.json(name)
+        configs = {c["name"]: c for c in doc["configs"]}
+        assert (
+            configs["retention.ms"]["value"] == "86400000" and configs["segment.bytes"]["value"] == "100000"
+        )
+        log = doc["applied_log"]
+        assert log["covered"] is True and log["differences"] == [], (name, log)
+        assert log["last_applied_change"] is not None
+    assert journey.json("8-at-carried")["applied_log"] == journey.json("8-at")["applied_log"]

@@ -6,7 +6,7 @@ import pytest
 
 from configctl.entities import Entity, EntityType
 from configctl.errors import InvalidInput
-from configctl.migrationcarry import finished_rollouts, in_time_order
+from configctl.migrationcarry import applied_logs, finished_rollouts, in_time_order
 from configctl.rollout import record as rec
 from configctl.rollout.opening import new_record
 from configctl.rollout.record import Listed, Loaded, Planned
@@ -65,3 +65,29 @@ def test_history_is_carried_oldest_first() -> None:
         ("topics/a", 20),
         ("topics/b", 30),
     ]
+
+
+def test_applied_logs_are_read_broker_by_broker_each_copy_once(tmp_path) -> None:
+    from configctl import applied
+    from configctl.kraft.appliedtopic import key_of
+
+    def record(broker: int, change: int) -> applied.Record:
+        return applied.Record(applied.APPLIED, broker, change, "topics/orders", 1_000 + change)
+
+    for place in ("a", "b"):  # the same logs twice: a state directory and its copy
+        directory = tmp_path / place / applied.SUBDIRECTORY
+        directory.mkdir(parents=True)
+        for broker in (2, 1):
+            lines = "".join(record(broker, n).line() for n in (1, 2))
+            (directory / applied.segment_name(broker, 0)).write_text(lines, encoding="utf-8")
+    found = applied_logs([tmp_path / "a", tmp_path / "b"])
+    assert [(r.broker_id, r.change_number) for r in found] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert len({key_of(r) for r in found}) == 4 and key_of(found[0]).startswith(b"broker-1@")
+    assert key_of(record(1, 1)) == key_of(found[0])  # the same record, the same key: carried once
+
+
+def test_a_directory_without_an_applied_log_is_one_line(tmp_path) -> None:
+    with pytest.raises(InvalidInput, match="no applied log there"):
+        applied_logs([tmp_path])
+    with pytest.raises(InvalidInput, match="no applied log there"):
+        applied_logs([tmp_path / "missing"])
