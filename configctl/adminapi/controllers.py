@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kafka.admin import KafkaAdminClient
 from kafka.protocol.admin import DescribeClusterRequest
 
 from configctl.adminapi.connection import client_options
@@ -56,6 +57,9 @@ class ControllerClient:
         self.timeout = timeout
         options = client_options(bootstrap, command_config, timeout, OPTION)
         options.pop("bootstrap_timeout_ms", None)  # no Metadata bootstrap here
+        # The frame an answer may fill, as the Admin client allows it (100 MB), not the bare
+        # connection manager's 1 MB: a controller describing 1,000 topics answers 2.4 MB.
+        options["receive_message_max_bytes"] = KafkaAdminClient.DEFAULT_CONFIG["receive_message_max_bytes"]
         with translate_errors(CONNECT, bootstrap, node=CONTROLLER):
             self._client = KafkaNetClient(**options)
         self._manager = self._client._manager
