@@ -21,8 +21,16 @@ Measured, each ``--runs`` times (median, min, max):
 - the real peer: Kafka's own ``kafka-configs.sh --bootstrap-server ... --describe --entity-type
   topics`` (every topic's config, one side only, its JVM start included).
 
-Target: each whole check within 3x the raw reads of both sides plus a Python start (the process's
-fixed cost, measured as ``python -m configctl --version``). Not part of the test suite. With
+Then, on the same cluster, the listeners' applied logs carried across
+(``migration carry --applied-log``): a simulated fleet's logs (``--applied-brokers`` brokers,
+``--applied-days`` days of 48 changes, written by :mod:`configctl.audit.timeline_simulate`), sent
+once and carried again (nothing to send), beside the raw limit: the same lines sent by a bare
+``KafkaProducer`` (acks from every replica, idempotent) after reading the files. And what it is
+for: ``describe --effective --broker 1 --at T`` reading broker 1's log from the cluster, beside
+the same command reading it from its state directory (``--applied-log``).
+
+Target: each whole check, and the first carry, within 3x the raw work plus a Python start (the
+process's fixed cost, measured as ``python -m configctl --version``). Not part of the test suite. With
 ``CONFIGCTL_BENCH_RESULTS`` set (``make bench``), the target row is appended there.
 
     python benchmarks/migration.py                     # about 2 minutes on 2 cores
@@ -175,6 +183,8 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--applied-brokers", type=int, default=50)
+    parser.add_argument("--applied-days", type=int, default=60)
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="configctl-bench-migration-"))
@@ -237,6 +247,7 @@ def main() -> None:
             lambda: _tool(cluster, "--bootstrap-server", bootstrap, "--describe", "--entity-type", "topics"),
             max(1, args.runs // 2),
         )
+        carried = carry_applied(check, bootstrap, work, args.applied_brokers, args.applied_days, args.runs)
     finally:
         if migration is not None:
             migration.stop()
@@ -266,20 +277,44 @@ def main() -> None:
             ]
         )
     )
+    records = carried["records"]
+    carry_rows = [
+        (f"migration carry --applied-log, {records} records (all sent)", carried["first"]),
+        ("raw: the same lines read and sent by a bare KafkaProducer", carried["raw"]),
+        ("migration carry --applied-log again (nothing to send)", carried["again"]),
+        ("describe --effective --at, broker 1's log from the cluster", carried["at_topic"]),
+        ("describe --effective --at, broker 1's log from --applied-log", carried["at_files"]),
+    ]
+    print(
+        text_table(
+            [
+                ["figure", "median", "min", "max"],
+                *(
+                    [name, f"{t['median_s']:.3f} s", f"{t['min_s']:.3f} s", f"{t['max_s']:.3f} s"]
+                    for name, t in carry_rows
+                ),
+            ]
+        )
+    )
+    sizes = f"{args.topics} topics + {args.users} users"
     limits = {
-        "dual-write, ZooKeeper-mode broker": (
+        f"migration check (dual-write, ZooKeeper-mode broker), {sizes}": (
             during,
             raw_zk_read["median_s"] + raw_controller_read["median_s"],
         ),
-        "KRaft broker": (whole, raw_zk_read["median_s"] + raw_kafka_read["median_s"]),
+        f"migration check (KRaft broker), {sizes}": (
+            whole,
+            raw_zk_read["median_s"] + raw_kafka_read["median_s"],
+        ),
+        f"migration carry --applied-log, {records} records": (carried["first"], carried["raw"]["median_s"]),
     }
     target = []
-    for phase, (measured, raw) in limits.items():
+    for figure, (measured, raw) in limits.items():
         limit = raw + python["median_s"]
         ratio = measured["median_s"] / limit
         target.append(
             {
-                "figure": f"migration check ({phase}), {args.topics} topics + {args.users} users",
+                "figure": figure,
                 "measured": measured["median_s"],
                 "unit": "s",
                 "limit": limit,
@@ -291,6 +326,55 @@ def main() -> None:
     print(format_table(target))
     print(machine())
     record_rows(target)
+
+
+def carry_applied(
+    check: list[str], bootstrap: str, work: Path, brokers: int, days: int, runs: int
+) -> dict[str, Any]:
+    """The applied-log carry and the ``--at`` it serves (see the module's docstring)."""
+    from configctl import applied
+    from configctl.audit.timeline_simulate import START_MS, AppliedSpec, simulate_applied
+    from configctl.timeref import iso
+    from kafka import KafkaProducer
+
+    fleet = simulate_applied(AppliedSpec(brokers=brokers, days=days, changes_per_day=48), work / "applied")
+    dirs = sorted(str(p) for p in fleet.directory.iterdir())
+    given = [arg for d in dirs for arg in ("--applied-log", d)]
+    first, _ = timed(lambda: run([*check, "migration", "carry", *given], "migration carry --applied-log"), 1)
+    again, _ = timed(lambda: run([*check, "migration", "carry", *given], "migration carry again"), runs)
+
+    def raw() -> int:
+        producer = KafkaProducer(bootstrap_servers=bootstrap.split(","), acks="all", enable_idempotence=True)
+        try:
+            sent = 0
+            for directory in dirs:
+                for segments in applied.segments(directory).values():
+                    for segment in segments:
+                        for line in segment.read_bytes().splitlines(keepends=True):
+                            producer.send("bench-raw-applied", key=line[:40], value=line)
+                            sent += 1
+            producer.flush()
+            return sent
+        finally:
+            producer.close()
+
+    raw_send, sent = timed(raw, 1)
+    assert sent == fleet.records, (sent, fleet.records)
+    kafka = [sys.executable, "-m", "configctl", "--bootstrap-server", bootstrap]
+    run([*kafka, "alter", "--topic", "mig-00001", "--add-config", "retention.ms=7200000"], "alter")
+    moment = iso(int(time.time() * 1000))  # within the simulated logs (START_MS on), after the write
+    assert int(time.time() * 1000) > START_MS
+    at = [*kafka, "describe", "--effective", "--broker", "1", "--topic", "mig-00001", "--at", moment]
+    topic_read, _ = timed(lambda: run(at, "describe --at from the cluster"), runs)
+    file_read, _ = timed(lambda: run([*at, "--applied-log", dirs[0]], "describe --at from files"), runs)
+    return {
+        "records": fleet.records,
+        "first": first,
+        "again": again,
+        "raw": raw_send,
+        "at_topic": topic_read,
+        "at_files": file_read,
+    }
 
 
 def _tool(cluster: KafkaCluster, *args: str) -> None:

@@ -247,7 +247,13 @@ class KRaftCluster:
                 if node_id in self.controllers
                 else ["--no-initial-controllers"]
             )
-            args = ["format", "--config", str(node.properties_file), "--cluster-id", self.cluster_id, *quorum]
+            args = [
+                "format",
+                "--config",
+                str(node.properties_file),
+                f"--cluster-id={self.cluster_id}",
+                *quorum,
+            ]
             running[node_id] = subprocess.Popen(
                 tool_command(self.java, self.libs, self._tool_options(), STORAGE_TOOL, *args),
                 stdout=subprocess.PIPE,

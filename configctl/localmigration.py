@@ -138,7 +138,12 @@ class KRaftMigration:
         for node in self.controllers.values():
             if (node.dir / "data" / "meta.properties").exists():
                 continue
-            args = ["format", "--config", str(node.properties_file), "--cluster-id", cluster_id]
+            args = [
+                "format",
+                "--config",
+                str(node.properties_file),
+                f"--cluster-id={cluster_id}",
+            ]  # an id may start with "-"
             done = self.cluster.tool(STORAGE_TOOL, *args)
             if done.returncode != 0:
                 output = (done.stdout + done.stderr).splitlines()

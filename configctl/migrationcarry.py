@@ -20,7 +20,8 @@ Either refuses the whole carry in one line, before anything is sent: finish or a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from configctl import applied
@@ -54,10 +55,28 @@ def finished_rollouts(listed: Sequence[Listed], load: Callable[[str], Loaded]) -
     ]
 
 
-def applied_logs(state_dirs: Sequence[str | Path]) -> list[applied.Record]:
+@dataclass(frozen=True)
+class AppliedLogs:
+    """The applied logs in some state directories: each broker's record count, every copy checked."""
+
+    state_dirs: tuple[str | Path, ...] = ()
+    records: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.records.values())
+
+    def each(self) -> Iterator[list[applied.Record]]:
+        """Each broker's log, read again, one broker at a time (a fleet's logs need not fit in memory)."""
+        for broker in sorted(self.records):
+            yield applied_records(broker, self.state_dirs) or []
+
+
+def applied_logs(state_dirs: Sequence[str | Path]) -> AppliedLogs:
     """Every broker's applied log in ``state_dirs`` (``--applied-log``: state directories or their
-    ``applied/``), each read as ``--at`` reads it (a copy given twice read once), broker by broker
-    in log order; a directory that is not there or holds no applied log is one line."""
+    ``applied/``), each read once now as ``--at`` reads it (a copy given twice read once, two
+    copies that disagree refused), so a carry refuses before it sends anything; a directory
+    that is not there or holds no applied log is one line."""
     brokers: set[int] = set()
     for place in state_dirs:
         try:
@@ -69,7 +88,10 @@ def applied_logs(state_dirs: Sequence[str | Path]) -> list[applied.Record]:
                 f"--applied-log {place}: no applied log there (a listener's --state-dir holds one)"
             )
         brokers |= set(found)
-    return [record for broker in sorted(brokers) for record in applied_records(broker, state_dirs) or ()]
+    given = tuple(state_dirs)
+    return AppliedLogs(
+        given, {broker: len(applied_records(broker, given) or ()) for broker in sorted(brokers)}
+    )
 
 
-__all__ = ["applied_logs", "finished_rollouts", "in_time_order"]
+__all__ = ["AppliedLogs", "applied_logs", "finished_rollouts", "in_time_order"]

@@ -297,7 +297,7 @@ def carry(applied_logs: tuple[str, ...]) -> None:
     from configctl.zk.configstore import ZooKeeperStore
 
     quiet_libraries()
-    logged = read_applied_logs(applied_logs) if applied_logs else []
+    logged = read_applied_logs(applied_logs)  # every copy checked before anything is sent
     with ZooKeeperStore.connect(connection_settings()) as zookeeper:
         rollouts = finished_rollouts(zookeeper.rollouts.listing(), zookeeper.rollouts.load)
         grouped = zookeeper.histories(zookeeper.history_entities())
@@ -314,7 +314,7 @@ def carry(applied_logs: tuple[str, ...]) -> None:
             documents = kraft_rollouts.to_carry(rollouts)  # refused here, before anything is sent
             sent = store.carry_history(records)
             rollouts_sent = kraft_rollouts.carry(documents)
-            applied_sent = store.carry_applied(logged)
+            applied_sent = store.carry_applied(logged.each()) if logged.total else 0
         finally:
             built.close()
     show(
@@ -325,7 +325,7 @@ def carry(applied_logs: tuple[str, ...]) -> None:
             bootstrap,
             len(rollouts),
             rollouts_sent,
-            len(logged),
+            logged.total,
             applied_sent,
         )
     )

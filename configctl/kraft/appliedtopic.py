@@ -30,8 +30,20 @@ WHAT = "the listeners' carried applied logs"
 
 def key_of(record: applied.Record) -> bytes:
     """``broker-<id>@<sha256 of its line>``: the same record always has the same key."""
-    digest = hashlib.sha256(record.line().encode()).hexdigest()
-    return f"broker-{record.broker_id}@{digest}".encode()
+    return keyed([record])[0][0]
+
+
+def keyed(records: Iterable[applied.Record]) -> list[tuple[bytes, bytes]]:
+    """Each record as the (key, value) it is sent as: its line, and the key made of it."""
+    pairs = []
+    for record in records:
+        line = record.line().encode()
+        pairs.append((f"{_prefix(record.broker_id)}{hashlib.sha256(line).hexdigest()}".encode(), line))
+    return pairs
+
+
+def _prefix(broker_id: int) -> str:
+    return f"broker-{broker_id}@"
 
 
 def ensure_topic(admin: Any, brokers: int, bootstrap: str) -> bool:
@@ -39,29 +51,42 @@ def ensure_topic(admin: Any, brokers: int, bootstrap: str) -> bool:
     return owntopics.ensure_topic(admin, TOPIC, brokers, bootstrap, what=f"{WHAT} topic")
 
 
-def append(producer: Any, records: Iterable[applied.Record], bootstrap: str, timeout: float) -> None:
-    """Send ``records`` and wait until the cluster has every one of them."""
-    keyed = [(key_of(r), r.line().encode()) for r in records]
-    owntopics.append(producer, TOPIC, keyed, bootstrap, timeout, what=WHAT)
+def append(producer: Any, pairs: list[tuple[bytes, bytes]], bootstrap: str, timeout: float) -> None:
+    """Send ``pairs`` (:func:`keyed`) and wait until the cluster has every one of them."""
+    owntopics.append(producer, TOPIC, pairs, bootstrap, timeout, what=WHAT)
 
 
-def read_all(
-    consumer: Any, bootstrap: str, timeout: float
-) -> tuple[set[bytes], dict[int, list[applied.Record]]]:
-    """Every key here, and each broker's records in log order. A line that is not an applied-log
-    record (a tombstone, another tool's bytes) is skipped, as a reader of the file skips it."""
-    found, _ = owntopics.read_from(consumer, TOPIC, None, bootstrap, timeout, what=WHAT)
-    keys: set[bytes] = set()
-    by_broker: dict[int, list[applied.Record]] = {}
+def read_keys(consumer: Any, bootstrap: str, timeout: float) -> set[bytes]:
+    """Every key here (what a carry does not send again); no value is kept."""
+    found, _ = owntopics.read_from(consumer, TOPIC, None, bootstrap, timeout, what=WHAT, keys_only=True)
+    return {m.key for m in found if m.key is not None}
+
+
+def read_broker(consumer: Any, broker_id: int, bootstrap: str, timeout: float) -> list[applied.Record] | None:
+    """Broker ``broker_id``'s records in log order (None: none carried); only its records are kept.
+    A line that is not an applied-log record (another tool's bytes) is skipped, as a reader of the
+    file skips it, and so is a key seen before."""
+    prefix = _prefix(broker_id).encode()
+    found, _ = owntopics.read_from(
+        consumer,
+        TOPIC,
+        None,
+        bootstrap,
+        timeout,
+        what=WHAT,
+        keep=lambda key: key is not None and key.startswith(prefix),
+    )
+    seen: set[bytes] = set()
+    records: list[applied.Record] = []
     for message in found:
-        if message.key is None or message.value is None:
+        if message.value is None or message.key in seen:
             continue
         record = applied.parse(message.value.decode("utf-8", errors="replace"))
-        if record is None or message.key in keys:
-            continue
-        keys.add(message.key)
-        by_broker.setdefault(record.broker_id, []).append(record)
-    return keys, by_broker
+        if record is not None and record.broker_id == broker_id:
+            assert message.key is not None
+            seen.add(message.key)
+            records.append(record)
+    return records or None
 
 
-__all__ = ["TOPIC", "append", "ensure_topic", "key_of", "read_all"]
+__all__ = ["TOPIC", "append", "ensure_topic", "key_of", "keyed", "read_broker", "read_keys"]

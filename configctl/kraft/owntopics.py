@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,11 +142,21 @@ def append(
 
 
 def read_from(
-    consumer: Any, topic: str, start: int | None, bootstrap: str, timeout: float, *, what: str
+    consumer: Any,
+    topic: str,
+    start: int | None,
+    bootstrap: str,
+    timeout: float,
+    *,
+    what: str,
+    keep: Callable[[bytes | None], bool] | None = None,
+    keys_only: bool = False,
 ) -> tuple[list[Message], int]:
     """The records of ``topic`` from offset ``start`` (None: its beginning) to its end offset taken
     first, and that end (where the next read starts). A record written while reading is left for
-    the next read rather than waited for. ``consumer``: a ``KafkaConsumer`` with no group."""
+    the next read rather than waited for. ``consumer``: a ``KafkaConsumer`` with no group.
+    ``keep``: only the records whose key it accepts are kept; ``keys_only``: their values are not
+    (a large topic read for one part of it, or for its keys, holds no more than that part)."""
     from kafka.structs import TopicPartition
 
     partition = TopicPartition(topic, 0)
@@ -168,8 +178,8 @@ def read_from(
                 )
             batches: Mapping[Any, list[Any]] = consumer.poll(timeout_ms=500)
             for message in batches.get(partition, ()):
-                if message.offset < end:
-                    found.append(Message(message.offset, message.key, message.value))
+                if message.offset < end and (keep is None or keep(message.key)):
+                    found.append(Message(message.offset, message.key, None if keys_only else message.value))
     return found, end
 
 

@@ -102,7 +102,7 @@ class KRaftStore(NoFleetState):
         self._writer: OwnTopicClients | None = None
         self._producer: Any = None
         self._written: dict[Entity, Stored] = {}
-        self._applied: tuple[set[bytes], dict[int, list[applied.Record]]] | None = None
+        self._applied: dict[int, list[applied.Record] | None] = {}
 
     # -- Connection ---------------------------------------------------------------------------
 
@@ -327,25 +327,29 @@ class KRaftStore(NoFleetState):
     def carried_applied_log(self, broker_id: int) -> list[applied.Record] | None:
         """Broker ``broker_id``'s applied log as ``migration carry --applied-log`` carried it into
         the cluster (:mod:`configctl.kraft.appliedtopic`), read once per store; None: none was."""
-        return self._carried_applied()[1].get(broker_id)
-
-    def carry_applied(self, logs: Iterable[applied.Record]) -> int:
-        """Append the applied-log records ``logs`` (each broker's in its log's order) not carried
-        yet; how many were sent."""
-        keys, _ = self._carried_applied()
-        fresh = [r for r in logs if appliedtopic.key_of(r) not in keys]
-        if fresh:
-            with self._clients() as (admin, producer, _):
-                appliedtopic.ensure_topic(admin, len(self.running_brokers() or ()), self.bootstrap)
-                appliedtopic.append(producer, fresh, self.bootstrap, self._timeout)
-            self._applied = None
-        return len(fresh)
-
-    def _carried_applied(self) -> tuple[set[bytes], dict[int, list[applied.Record]]]:
-        if self._applied is None:
+        if broker_id not in self._applied:
             with self._clients(producer=False) as (_, _, consumer):
-                self._applied = appliedtopic.read_all(consumer, self.bootstrap, self._timeout)
-        return self._applied
+                self._applied[broker_id] = appliedtopic.read_broker(
+                    consumer, broker_id, self.bootstrap, self._timeout
+                )
+        return self._applied[broker_id]
+
+    def carry_applied(self, logs: Iterable[Sequence[applied.Record]]) -> int:
+        """Append each broker's applied log of ``logs`` (one in memory at a time), but the records
+        carried before; how many were sent."""
+        with self._clients(producer=False) as (_, _, consumer):
+            present = appliedtopic.read_keys(consumer, self.bootstrap, self._timeout)
+        sent = 0
+        with self._clients() as (admin, producer, _):
+            for log in logs:
+                fresh = [(k, v) for k, v in appliedtopic.keyed(log) if k not in present]
+                if fresh:
+                    if not sent:
+                        appliedtopic.ensure_topic(admin, len(self.running_brokers() or ()), self.bootstrap)
+                    appliedtopic.append(producer, fresh, self.bootstrap, self._timeout)
+                    sent += len(fresh)
+        self._applied.clear()
+        return sent
 
     def carry_history(self, records: Sequence[HistoryRecord]) -> int:
         """Append records kept elsewhere (ZooKeeper's, before a migration) as they are: their

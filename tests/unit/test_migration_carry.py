@@ -80,10 +80,25 @@ def test_applied_logs_are_read_broker_by_broker_each_copy_once(tmp_path) -> None
         for broker in (2, 1):
             lines = "".join(record(broker, n).line() for n in (1, 2))
             (directory / applied.segment_name(broker, 0)).write_text(lines, encoding="utf-8")
-    found = applied_logs([tmp_path / "a", tmp_path / "b"])
+    logs = applied_logs([tmp_path / "a", tmp_path / "b"])
+    assert (logs.records, logs.total) == ({1: 2, 2: 2}, 4)
+    found = [record for log in logs.each() for record in log]
     assert [(r.broker_id, r.change_number) for r in found] == [(1, 1), (1, 2), (2, 1), (2, 2)]
     assert len({key_of(r) for r in found}) == 4 and key_of(found[0]).startswith(b"broker-1@")
     assert key_of(record(1, 1)) == key_of(found[0])  # the same record, the same key: carried once
+
+
+def test_two_copies_that_disagree_refuse_before_anything_is_read_for_sending(tmp_path) -> None:
+    from configctl import applied
+
+    for place, change in (("a", 1), ("b", 2)):
+        directory = tmp_path / place / applied.SUBDIRECTORY
+        directory.mkdir(parents=True)
+        record = applied.Record(applied.APPLIED, 1, change, "topics/orders", 1_000)
+        (directory / applied.segment_name(1, 0)).write_text(record.line(), encoding="utf-8")
+    with pytest.raises(InvalidInput, match="disagree"):
+        applied_logs([tmp_path / "a", tmp_path / "b"])
+    assert applied_logs([]).total == 0
 
 
 def test_a_directory_without_an_applied_log_is_one_line(tmp_path) -> None:
