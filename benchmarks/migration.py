@@ -87,7 +87,7 @@ def timed(action: Callable[[], Any], runs: int) -> tuple[dict[str, float], Any]:
 def run(command: list[str], what: str, ok: tuple[int, ...] = (0,)) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode not in ok:
-        raise SystemExit(f"{what} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[:800]}")
+        raise SystemExit(f"{what} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-1500:]}")
 
 
 def fill(cluster: KafkaCluster, topics: int, users: int) -> None:

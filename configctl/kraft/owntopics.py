@@ -20,6 +20,7 @@ from typing import Any
 
 from configctl.adminapi.connection import client_options
 from configctl.adminapi.errors import translate_errors
+from configctl.errors import KafkaUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,10 @@ COMPACTED = {
 """Every own topic's configs: compacted (keys are chosen so nothing meant to stay is merged), kept
 forever, and stored as configctl sends them (uncompressed): a broker-wide ``compression.type``
 such as lz4 would otherwise recompress them with a codec configctl's client may not read."""
+
+
+POLL_RECORDS = 10_000
+"""Records one poll hands over (kafka-python's default, 500, made a whole-topic read a poll loop)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,9 @@ class OwnTopicClients:
                     producer = KafkaProducer(**self.options, acks="all", enable_idempotence=True)
                     self._open.append(producer)
                     return admin, producer, None
-                consumer = KafkaConsumer(**self.options, enable_auto_commit=False, group_id=None)
+                consumer = KafkaConsumer(
+                    **self.options, enable_auto_commit=False, group_id=None, max_poll_records=POLL_RECORDS
+                )
                 self._open.append(consumer)
                 return None, None, consumer
         except BaseException:
@@ -171,15 +178,18 @@ def read_from(
         else:
             consumer.seek(partition, start)
         deadline = time.monotonic() + timeout
-        while consumer.position(partition) < end:
+        while (position := consumer.position(partition)) < end:
             if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"reading {topic} stopped at offset {consumer.position(partition)} of {end}"
+                raise KafkaUnavailable(
+                    f"reading {what} from {topic} ({bootstrap}) made no progress for {timeout:g} s, at offset "
+                    f"{position} of {end}: try again once the brokers answer"
                 )
             batches: Mapping[Any, list[Any]] = consumer.poll(timeout_ms=500)
             for message in batches.get(partition, ()):
                 if message.offset < end and (keep is None or keep(message.key)):
                     found.append(Message(message.offset, message.key, None if keys_only else message.value))
+            if consumer.position(partition) > position:  # a long topic read whole is never cut off
+                deadline = time.monotonic() + timeout
     return found, end
 
 

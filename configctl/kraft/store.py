@@ -335,19 +335,23 @@ class KRaftStore(NoFleetState):
         return self._applied[broker_id]
 
     def carry_applied(self, logs: Iterable[Sequence[applied.Record]]) -> int:
-        """Append each broker's applied log of ``logs`` (one in memory at a time), but the records
-        carried before; how many were sent."""
+        """Append each broker's applied log of ``logs`` (one in memory at a time), in chunks, but
+        the chunks carried before; how many records were sent."""
         with self._clients(producer=False) as (_, _, consumer):
             present = appliedtopic.read_keys(consumer, self.bootstrap, self._timeout)
         sent = 0
         with self._clients() as (admin, producer, _):
             for log in logs:
-                fresh = [(k, v) for k, v in appliedtopic.keyed(log) if k not in present]
+                if not log:
+                    continue
+                fresh = [c for c in appliedtopic.chunks(log[0].broker_id, log) if c[0] not in present]
                 if fresh:
                     if not sent:
                         appliedtopic.ensure_topic(admin, len(self.running_brokers() or ()), self.bootstrap)
-                    appliedtopic.append(producer, fresh, self.bootstrap, self._timeout)
-                    sent += len(fresh)
+                    appliedtopic.append(
+                        producer, [(k, v) for k, v, _ in fresh], self.bootstrap, self._timeout
+                    )
+                    sent += sum(count for _, _, count in fresh)
         self._applied.clear()
         return sent
 

@@ -69,7 +69,6 @@ def test_history_is_carried_oldest_first() -> None:
 
 def test_applied_logs_are_read_broker_by_broker_each_copy_once(tmp_path) -> None:
     from configctl import applied
-    from configctl.kraft.appliedtopic import key_of
 
     def record(broker: int, change: int) -> applied.Record:
         return applied.Record(applied.APPLIED, broker, change, "topics/orders", 1_000 + change)
@@ -84,8 +83,20 @@ def test_applied_logs_are_read_broker_by_broker_each_copy_once(tmp_path) -> None
     assert (logs.records, logs.total) == ({1: 2, 2: 2}, 4)
     found = [record for log in logs.each() for record in log]
     assert [(r.broker_id, r.change_number) for r in found] == [(1, 1), (1, 2), (2, 1), (2, 2)]
-    assert len({key_of(r) for r in found}) == 4 and key_of(found[0]).startswith(b"broker-1@")
-    assert key_of(record(1, 1)) == key_of(found[0])  # the same record, the same key: carried once
+
+
+def test_a_log_is_carried_in_chunks_that_a_grown_log_repeats(monkeypatch) -> None:
+    from configctl import applied
+    from configctl.kraft import appliedtopic
+
+    log = [applied.Record(applied.APPLIED, 7, n, "topics/orders", 1_000 + n) for n in range(10)]
+    monkeypatch.setattr(appliedtopic, "CHUNK_BYTES", 3 * len(log[0].line()))  # three records a chunk
+    first = appliedtopic.chunks(7, log[:8])
+    assert [count for _, _, count in first] == [3, 3, 2]
+    assert all(key.startswith(b"broker-7@") for key, _, _ in first)
+    grown = appliedtopic.chunks(7, log)
+    assert grown[:2] == first[:2] and grown[2] != first[2]  # only the last chunk is sent again
+    assert b"".join(v for _, v, _ in grown) == "".join(r.line() for r in log).encode()
 
 
 def test_two_copies_that_disagree_refuse_before_anything_is_read_for_sending(tmp_path) -> None:
