@@ -266,7 +266,10 @@ class CarriedView:
 
 @migration.command(
     "carry",
-    epilog="Exit status: 0 when every record is in the cluster; 3 when ZooKeeper or Kafka cannot be reached.",
+    epilog=(
+        "Exit status: 0 when every record is in the cluster; 1, nothing carried, while a rollout is open or "
+        "when an --applied-log directory holds no applied log; 3 when ZooKeeper or Kafka cannot be reached."
+    ),
 )
 @click.option(
     "--applied-log",
