@@ -52,8 +52,6 @@ class KRaftSide:
     """``brokers`` or ``controllers``."""
     unread: dict[str, str] = field(default_factory=dict)
     """Family → why the KRaft side cannot report it now (``migrationcheck.FAMILIES``' names)."""
-    zookeeper_mode: list[int] = field(default_factory=list)
-    """The brokers that still run ZooKeeper mode."""
 
 
 def read_side(
@@ -87,7 +85,7 @@ def read_side(
         "quotas": why.format("a KRaft controller serves no DescribeClientQuotas"),
         "scram": why.format("a KRaft controller refuses DescribeUserScramCredentials"),
     }
-    return KRaftSide(stored, None, "controllers", unread, still)
+    return KRaftSide(stored, None, "controllers", unread)
 
 
 def controllers_hold(client: ControllerClient, topics: Iterable[str]) -> list[Stored]:
